@@ -1,0 +1,297 @@
+"""Name the most likely mistake behind a wrong gradient, in one word and one sentence.
+
+The words (``MISTAKES``) are the vocabulary of ``Result.mistake``. Shape mistakes are
+read off the shapes alone; value mistakes compare the answer ``y`` with the expected
+gradient ``e`` (same shape, same dtype) under simple transformations: negation,
+transposition, a constant factor, a subset of the paths through the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations, permutations
+
+import torch
+
+MISTAKES: dict[str, str] = {
+    "missing": "nothing written yet: the answer is None or `...`",
+    "nan": "the answer holds NaN or infinity where the gradient is finite",
+    "shape": "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong axis, a missing sum)",
+    "transpose": "the right values, transposed",
+    "sign": "exactly the negative of the gradient",
+    "scale": "the gradient times a constant factor (often the batch size or its inverse)",
+    "bessel": "off by n/(n-1) or (n-1)/n: Bessel's correction used where it should not be, or left out",
+    "missing-path": "the tensor feeds several operations and the answer holds only some of their contributions",
+    "accumulate": "rows used several times were overwritten instead of summed (scatter-add)",
+    "autograd-grad": "the answer is autograd's own `.grad` tensor, not a hand-written gradient",
+    "wrong": "anything else: the values differ in no recognisable way",
+    "no-grad": "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, not the answer)",
+}
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    """``(32, 64)`` for a shape, ``()`` for a scalar."""
+    dims = tuple(int(s) for s in shape)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def fmt_axes(axes: Sequence[int]) -> str:
+    axes = list(axes)
+    return ("axis " if len(axes) == 1 else "axes ") + ", ".join(map(str, axes))
+
+
+def fmt_num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def close(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float) -> bool:
+    """``torch.allclose`` for same-shape tensors, False instead of an error otherwise."""
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+
+
+@dataclass
+class Context:
+    """What the diagnosis may know beyond the two tensors."""
+
+    name: str
+    rtol: float = 1e-5
+    atol: float = 1e-8
+    batch_sizes: list[int] = field(default_factory=list)
+    # Lazily computed graph facts: (label, contribution or None) per use of the tensor,
+    # and (indices, rows) for each index-style use (the embedding lookup).
+    paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
+    index_uses: Callable[[], list[torch.Tensor]] | None = None
+
+
+# ---------------------------------------------------------------- shapes
+
+
+def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
+    """Mistake and hint for an answer whose shape differs from the tensor's."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    yours = f"your d{ctx.name} has shape {fmt_shape(ys)} but {ctx.name} has shape {fmt_shape(es)}"
+    if y.numel() == 1 and e.numel() > 1:
+        return "shape", f"{yours}: a gradient has its tensor's shape, one number per element."
+
+    if y.dim() == e.dim() >= 2 and sorted(ys) == sorted(es) and y.dim() <= 4:
+        for perm in permutations(range(y.dim())):
+            if tuple(ys[p] for p in perm) == es and close(y.permute(perm), e, ctx.rtol, ctx.atol):
+                how = "use `.T` or swap the operands of the matrix product" if y.dim() == 2 else f"permute{perm}"
+                return "transpose", f"{yours}: the values are right but transposed; {how}."
+
+    dropped = _dropped_ones(es, ys)
+    if dropped is not None:
+        right = close(y.reshape(es), e, ctx.rtol, ctx.atol)
+        tail = " (the values are right)" if right else ""
+        return "shape", (
+            f"{yours}: the size-1 {fmt_axes(dropped)} was dropped{tail}; "
+            f"sum with keepdim=True or reshape to {fmt_shape(es)}."
+        )
+    extra = _dropped_ones(ys, es)
+    if extra is not None:
+        right = close(y.reshape(es), e, ctx.rtol, ctx.atol)
+        tail = " (the values are right)" if right else ""
+        return "shape", (
+            f"{yours}: it has an extra size-1 {fmt_axes(extra)}{tail}; "
+            f"sum without keepdim or reshape to {fmt_shape(es)}."
+        )
+
+    axes = _broadcast_axes(ys, es)
+    if axes is not None:
+        keep = len(ys) == len(es)
+        fixed = y.sum(dim=axes, keepdim=keep)
+        right = close(fixed.reshape(es), e, ctx.rtol, ctx.atol) if fixed.numel() == e.numel() else False
+        tail = ", and then it matches" if right else ""
+        kd = ", keepdim=True" if keep else ""
+        return "shape", (
+            f"{yours}: {ctx.name} was broadcast along {fmt_axes(axes)} in the forward pass, "
+            f"so sum your gradient over {fmt_axes(axes)} (`.sum({_axes_arg(axes)}{kd})`){tail}."
+        )
+
+    if len(ys) == len(es):
+        summed = [i for i in range(len(es)) if ys[i] == 1 and es[i] != 1]
+        needed = [i for i in range(len(es)) if es[i] == 1 and ys[i] != 1]
+        if summed and needed and all(ys[i] == es[i] for i in range(len(es)) if i not in summed + needed):
+            return "shape", (
+                f"{yours}: you summed over {fmt_axes(summed)}, but the gradient of {ctx.name} needs "
+                f"the sum over {fmt_axes(needed)} (the axis it was broadcast along)."
+            )
+
+    if y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol):
+        return "shape", f"{yours}: the values are right, so `.view{fmt_shape(es)}` them back into {ctx.name}'s shape."
+
+    differ = [i for i in range(max(len(ys), len(es))) if i >= len(ys) or i >= len(es) or ys[i] != es[i]]
+    if len(ys) != len(es):
+        return "shape", f"{yours}: it has {len(ys)} dims where {len(es)} are expected."
+    sizes = "; ".join(f"{ys[i]} vs {es[i]}" for i in differ)
+    return "shape", f"{yours}: {fmt_axes(differ)} differ{'s' if len(differ) == 1 else ''} ({sizes})."
+
+
+def _dropped_ones(full: tuple[int, ...], short: tuple[int, ...]) -> list[int] | None:
+    """Axes of ``full`` (all of size 1) whose removal gives ``short``, if any."""
+    if len(full) <= len(short):
+        return None
+    dropped, j = [], 0
+    for i, s in enumerate(full):
+        if j < len(short) and s == short[j]:
+            j += 1
+        elif s == 1:
+            dropped.append(i)
+        else:
+            return None
+    return dropped if j == len(short) else None
+
+
+def _broadcast_axes(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | None:
+    """Axes of ``ys`` along which a tensor of shape ``es`` was broadcast to ``ys``."""
+    if len(es) > len(ys):
+        return None
+    pad = (1,) * (len(ys) - len(es)) + es
+    if any(p not in (1, s) for p, s in zip(pad, ys)):
+        return None
+    axes = [i for i, (p, s) in enumerate(zip(pad, ys)) if p == 1 and s != 1]
+    axes += [i for i in range(len(ys) - len(es)) if ys[i] == 1]
+    return sorted(set(axes)) or None
+
+
+def _axes_arg(axes: Sequence[int]) -> str:
+    return str(axes[0]) if len(axes) == 1 else "(" + ", ".join(map(str, axes)) + ")"
+
+
+# ---------------------------------------------------------------- values
+
+
+def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
+    """Mistake and hint for a same-shape answer that is not close to ``e``."""
+    rt, at = ctx.rtol, ctx.atol
+    bad = ~torch.isfinite(y) & torch.isfinite(e)
+    if bool(bad.any()):
+        first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
+        kind = "NaN" if bool(torch.isnan(y[bad]).any()) else "infinite"
+        return "nan", (
+            f"your d{ctx.name} has {int(bad.sum())} {kind} value(s), the first at index {first}: "
+            "look for 0/0, the log of 0 or a division by zero."
+        )
+    if e.numel() and not bool(y.any()) and bool(e.any()):
+        return "wrong", f"your d{ctx.name} is all zeros, but the gradient is not: fill in its formula."
+    if close(-y, e, rt, at):
+        return "sign", f"your d{ctx.name} is exactly the negative of the gradient: check the sign of each local derivative."
+    if y.dim() == 2 and y.shape[0] == y.shape[1] > 1 and close(y.T, e, rt, at):
+        return "transpose", f"your d{ctx.name} is the gradient transposed: swap the operands of the matrix product or use `.T`."
+    found = _missing_path(y, e, ctx)
+    if found:
+        return found
+    found = _accumulate(y, e, ctx)
+    if found:
+        return found
+    found = _scale(y, e, ctx)
+    if found:
+        return found
+    return "wrong", f"your d{ctx.name} differs from the gradient in no recognisable way: re-derive it step by step."
+
+
+def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    yd, ed = y.double().flatten(), e.double().flatten()
+    den = float(ed @ ed)
+    if den == 0.0 or not math.isfinite(den):
+        return None
+    c = float(yd @ ed) / den
+    if not math.isfinite(c) or abs(c) < 1e-12 or abs(c - 1) < 1e-4:
+        return None
+    resid = float((yd - c * ed).norm())
+    if resid > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(yd.numel()):
+        return None
+    k = _bessel_n(c)
+    if k is not None and (not ctx.batch_sizes or k in ctx.batch_sizes):
+        ratio = f"{k}/{k - 1}" if c > 1 else f"{k - 1}/{k}"
+        use = "1/(n-1)" if c < 1 else "1/n"
+        return "bessel", (
+            f"your d{ctx.name} is {ratio} times the gradient (n={k}): "
+            f"Bessel's correction is off; the forward pass uses {use}, so the backward must too."
+        )
+    words = _factor_words(c, ctx.batch_sizes)
+    tail = "" if ", and" in words else ": find the missing or extra constant factor"
+    return "scale", f"your d{ctx.name} is {words}{tail}."
+
+
+def _bessel_n(c: float) -> int | None:
+    """n when c is n/(n-1) or (n-1)/n for an integer n >= 3."""
+    if 1 < c < 2:
+        k = c / (c - 1)
+    elif 0.5 < c < 1:
+        k = 1 / (1 - c)
+    else:
+        return None
+    n = round(k)
+    return n if n >= 3 and abs(k - n) < 1e-3 * n else None
+
+
+def _factor_words(c: float, batch: Sequence[int]) -> str:
+    frac = Fraction(c).limit_denominator(1000)
+    exact = abs(float(frac) - c) <= 1e-4 * abs(c)
+    if not exact:
+        return f"{fmt_num(c)} times the gradient"
+    if frac.denominator == 1:
+        out = f"{frac.numerator} times the gradient"
+    elif frac.numerator in (1, -1):
+        out = f"{'-' if frac < 0 else ''}1/{frac.denominator} of the gradient"
+    else:
+        out = f"{frac.numerator}/{frac.denominator} times the gradient"
+    mag = abs(frac)
+    for n in batch:
+        if mag == n:
+            return out + f", and {n} is the batch size n: divide by n (the loss is a mean over the batch)"
+        if mag == Fraction(1, n):
+            return out + f", and {n} is the batch size n: there is one 1/n too many"
+    return out + (" with the sign flipped" if c < 0 else "")
+
+
+def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    if ctx.paths is None:
+        return None
+    paths = ctx.paths()
+    if len(paths) < 2:
+        return None
+    unknown = [i for i, (_, c) in enumerate(paths) if c is None]
+    contribs = [c for _, c in paths]
+    if len(unknown) == 1:
+        known = sum(c for c in contribs if c is not None)
+        contribs[unknown[0]] = e - known
+    elif unknown:
+        return None
+    labels = [label for label, _ in paths]
+    k = len(paths)
+    for size in range(1, k):
+        for subset in combinations(range(k), size):
+            part = sum(contribs[i] for i in subset)
+            if close(y, part, ctx.rtol, ctx.atol):
+                have = " and ".join(labels[i] for i in subset)
+                miss = " and ".join(labels[i] for i in range(k) if i not in subset)
+                return "missing-path", (
+                    f"{ctx.name} feeds {k} operations ({', '.join(labels)}), and your d{ctx.name} holds only the "
+                    f"contribution through {have}: add the one through {miss} (`+=`)."
+                )
+    return None
+
+
+def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    if ctx.index_uses is None or y.dim() == 0:
+        return None
+    for idx in ctx.index_uses():
+        counts = torch.bincount(idx.flatten(), minlength=y.shape[0])[: y.shape[0]]
+        row_bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol).reshape(y.shape[0], -1).all(dim=1)
+        if bool(row_bad.any()) and not bool((row_bad & (counts <= 1)).any()):
+            rows = torch.nonzero(row_bad).flatten().tolist()
+            return "accumulate", (
+                f"rows {_short_list(rows)} of your d{ctx.name} are wrong, and each was used more than once: "
+                "sum the gradients of every use (`index_add_` or `+=`) instead of overwriting."
+            )
+    return None
+
+
+def _short_list(items: list[int], most: int = 5) -> str:
+    head = ", ".join(map(str, items[:most]))
+    return head + (f" and {len(items) - most} more" if len(items) > most else "")

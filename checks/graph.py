@@ -1,0 +1,338 @@
+"""What the autograd graph knows about a tensor: who used it, and what each use sent back.
+
+Used only to explain a wrong answer, never to judge a right one. The graph is read from
+the loss (given, or found among the caller's variables). Each use's contribution to the
+tensor's gradient is measured with hooks on a second backward pass when the graph is
+still alive (``loss.backward(retain_graph=True)``); after a plain ``loss.backward()`` the
+saved tensors are gone, and the contributions are rebuilt from the retained ``.grad`` of
+each use's output with the local derivative of the operation (a small table of rules).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import warnings
+from collections.abc import Callable
+from types import FrameType
+
+import torch
+
+Node = object  # torch.autograd.graph.Node; kept loose so that any graph object fits
+
+
+def frame_tensors(frame: FrameType | None) -> dict[str, torch.Tensor]:
+    """Tensors visible from ``frame`` outwards, by name (innermost binding wins)."""
+    found: dict[str, torch.Tensor] = {}
+    while frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for key, val in list(scope.items()):
+                if key.startswith("_"):
+                    continue
+                if isinstance(val, torch.Tensor):
+                    found.setdefault(key, val)
+                elif isinstance(val, dict) and len(val) < 1000:  # a dict of named tensors counts too
+                    for k, v in list(val.items()):
+                        if isinstance(k, str) and isinstance(v, torch.Tensor):
+                            found.setdefault(k, v)
+        frame = frame.f_back
+    return found
+
+
+def live_tensors() -> list[torch.Tensor]:
+    """Every tensor alive in this process (the garbage collector's view)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
+
+
+def frame_ints(frame: FrameType | None, names: tuple[str, ...] = ("n", "batch_size")) -> list[int]:
+    """Integer variables called like a batch size, seen from ``frame`` outwards."""
+    out: list[int] = []
+    while frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for key in names:
+                val = scope.get(key)
+                if isinstance(val, int) and not isinstance(val, bool) and val > 1 and val not in out:
+                    out.append(val)
+        frame = frame.f_back
+    return out
+
+
+def node_of(t: torch.Tensor) -> tuple[Node | None, int]:
+    """The graph node that produced ``t`` (None for a leaf) and its output slot."""
+    return t.grad_fn, (t.output_nr if t.grad_fn is not None else 0)
+
+
+def walk(root: torch.Tensor, limit: int = 20000) -> dict[Node, list[Node]]:
+    """Every node reachable from ``root``, mapped to the nodes that feed gradient into it."""
+    parents: dict[Node, list[Node]] = {}
+    start = root.grad_fn
+    if start is None:
+        return parents
+    parents[start] = []
+    stack = [start]
+    while stack and len(parents) < limit:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in parents:
+                parents[nxt] = []
+                stack.append(nxt)
+            parents[nxt].append(node)
+    return parents
+
+
+def is_use_of(t: torch.Tensor, nxt: Node | None, slot: int) -> bool:
+    if nxt is None:
+        return False
+    if t.grad_fn is not None:
+        return nxt is t.grad_fn and slot == t.output_nr
+    return getattr(nxt, "variable", None) is t
+
+
+def uses(root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | None = None) -> list[tuple[Node, list[int]]]:
+    """The operations that consumed ``t`` on the way to ``root``, with the input slots that are ``t``."""
+    out = []
+    for node in walk(root) if parents is None else parents:
+        slots = [j for j, (nxt, nr) in enumerate(node.next_functions) if is_use_of(t, nxt, nr)]
+        if slots:
+            out.append((node, slots))
+    return out
+
+
+def find_root(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None) -> torch.Tensor | None:
+    """The scalar the backward pass started from: ``loss`` if given, else a variable that reaches ``t``."""
+    candidates = [loss] if loss is not None else sorted(
+        (v for v in names.values() if v.dim() == 0 and v.grad_fn is not None),
+        key=lambda v: v is not names.get("loss"),
+    )
+    if loss is None:  # unnamed roots last: any live scalar with a graph
+        candidates += [v for v in live_tensors() if v.dim() == 0 and v.grad_fn is not None]
+    for cand in candidates:
+        if isinstance(cand, torch.Tensor) and cand.grad_fn is not None and uses(cand, t):
+            return cand
+    return None
+
+
+def op_name(node: Node) -> str:
+    return re.sub(r"Backward\d*$", "", type(node).__name__).lower()
+
+
+class GraphFacts:
+    """Uses of one tensor and their contributions, computed on demand."""
+
+    def __init__(self, t: torch.Tensor, expected: torch.Tensor, names: dict[str, torch.Tensor],
+                 loss: torch.Tensor | None = None) -> None:
+        self.t, self.expected, self.names = t, expected, names
+        self.root = find_root(t, names, loss) if t.requires_grad else None
+        self.by_node: dict[int, tuple[str | None, torch.Tensor]] = {}
+        for k, v in names.items():
+            if v.grad_fn is not None:
+                self.by_node.setdefault(id(v.grad_fn), (k, v))
+        self.parents = walk(self.root) if self.root is not None else {}
+        self._uses = uses(self.root, t, self.parents) if self.root is not None else []
+        if len(self._uses) >= 2 or any(self._is_index(node) for node, _ in self._uses):
+            self.extra = [v for v in live_tensors() if v.grad_fn is not None or not v.is_floating_point()]
+            for v in self.extra:
+                if v.grad_fn is not None and v.grad_fn in self.parents:
+                    self.by_node.setdefault(id(v.grad_fn), (None, v))
+        else:
+            self.extra = []
+
+    @staticmethod
+    def _is_index(node: Node) -> bool:
+        return type(node).__name__ in ("IndexBackward0", "EmbeddingBackward0", "IndexSelectBackward0")
+
+    # -- labels
+    def label(self, node: Node) -> str:
+        hit = self.by_node.get(id(node))
+        if hit is not None and hit[0]:
+            return f"`{hit[0]}` ({op_name(node)})"
+        parents = self.parents
+        seen, frontier = set(), list(parents.get(node, []))
+        while frontier:
+            up = frontier.pop(0)
+            if id(up) in seen:
+                continue
+            seen.add(id(up))
+            hit = self.by_node.get(id(up))
+            if hit is not None and hit[0]:
+                return f"a {op_name(node)} on the way to `{hit[0]}`"
+            frontier.extend(parents.get(up, []))
+        return f"a {op_name(node)}"
+
+    # -- contributions
+    def paths(self) -> list[tuple[str, torch.Tensor | None]]:
+        if len(self._uses) < 2:
+            return []
+        measured = self._measure()
+        if measured is None:
+            measured = [self._rebuild(node, slots) for node, slots in self._uses]
+        return [(self.label(node), c) for (node, _), c in zip(self._uses, measured)]
+
+    def _measure(self) -> list[torch.Tensor] | None:
+        """Contributions from hooks on a second backward; None when the graph was freed."""
+        got: dict[int, torch.Tensor] = {}
+        handles = []
+        for i, (node, slots) in enumerate(self._uses):
+            def hook(grad_inputs, grad_outputs, i=i, slots=slots):
+                parts = [grad_inputs[j] for j in slots if grad_inputs[j] is not None]
+                if parts:
+                    got[i] = got.get(i, 0) + sum(parts)
+            handles.append(node.register_hook(hook))
+        saved = _retained_grads()
+        try:
+            torch.autograd.grad(self.root, [self.t], retain_graph=True, allow_unused=True)
+        except RuntimeError:
+            return None
+        finally:
+            for h in handles:
+                h.remove()
+            for x, g in saved:
+                x.grad = g
+        zero = torch.zeros_like(self.expected)
+        return [got[i].to(zero.dtype).reshape(zero.shape) if i in got else zero for i in range(len(self._uses))]
+
+    def _rebuild(self, node: Node, slots: list[int]) -> torch.Tensor | None:
+        """A use's contribution from its output's retained gradient and the operation's rule."""
+        hit = self.by_node.get(id(node))
+        if hit is None or hit[1].grad is None:
+            return None
+        out, g = hit[1], hit[1].grad
+        total = None
+        for slot in slots:
+            rule = RULES.get(type(node).__name__)
+            try:
+                part = rule(self, node, slot, self.t.detach(), out.detach(), g) if rule else None
+            except (RuntimeError, AttributeError, IndexError, TypeError):
+                part = None
+            if part is None:
+                return None
+            part = part.sum_to_size(self.t.shape) if part.shape != self.t.shape else part
+            total = part if total is None else total + part
+        return total
+
+    def operand(self, node: Node, slot: int) -> torch.Tensor | None:
+        """The tensor that entered ``node`` at input ``slot`` (a leaf, or a named variable)."""
+        nxt, nr = node.next_functions[slot]
+        if nxt is None:
+            return None
+        if hasattr(nxt, "variable"):
+            return nxt.variable.detach()
+        hit = self.by_node.get(id(nxt))
+        return hit[1].detach() if hit is not None and hit[1].output_nr == nr else None
+
+    # -- index uses (the embedding lookup)
+    def index_uses(self) -> list[torch.Tensor]:
+        out = []
+        for node, _ in self._uses:
+            if not self._is_index(node):
+                continue
+            idx = self._saved_index(node)
+            if idx is not None:
+                out.append(idx)
+        return out
+
+    def _saved_index(self, node: Node) -> torch.Tensor | None:
+        try:
+            saved = getattr(node, "_saved_indices", None)
+            if isinstance(saved, (list, tuple)) and len(saved) == 1 and saved[0] is not None:
+                return saved[0]
+            if isinstance(saved, torch.Tensor):
+                return saved
+        except RuntimeError:
+            pass  # freed by the backward pass: find the index among the variables instead
+        hit = self.by_node.get(id(node))
+        if hit is None:
+            return None
+        out = hit[1].detach()
+        src = self.t.detach()
+        for val in [*self.names.values(), *self.extra]:
+            if val.dtype in (torch.int64, torch.int32) and val.numel() and tuple(val.shape) == tuple(out.shape[: val.dim()]):
+                try:
+                    if int(val.min()) >= 0 and int(val.max()) < src.shape[0] and torch.equal(src[val], out):
+                        return val
+                except (RuntimeError, IndexError):
+                    continue
+        return None
+
+
+def _retained_grads() -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+    """Every live tensor that retains its grad, with that grad (a second backward adds to them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [(o, o.grad) for o in gc.get_objects() if isinstance(o, torch.Tensor) and o.retains_grad]
+
+
+Rule = Callable[[GraphFacts, Node, int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor | None]
+
+
+def _mul(f: GraphFacts, node: Node, slot: int, t: torch.Tensor, out: torch.Tensor, g: torch.Tensor):
+    other = f.operand(node, 1 - slot)
+    return None if other is None else g * other
+
+
+def _div(f, node, slot, t, out, g):
+    other = f.operand(node, 1 - slot)
+    if other is None:
+        return None
+    return g / other if slot == 0 else -g * other / t**2
+
+
+def _mm(f, node, slot, t, out, g):
+    other = f.operand(node, 1 - slot)
+    if other is None:
+        return None
+    return g @ other.T if slot == 0 else other.T @ g
+
+
+def _sum(f, node, slot, t, out, g):
+    dims = getattr(node, "_saved_dim", None)
+    if dims is not None and not node._saved_keepdim:
+        for d in sorted(x % t.dim() for x in dims):
+            g = g.unsqueeze(d)
+    return g.expand(t.shape)
+
+
+def _mean(f, node, slot, t, out, g):
+    return _sum(f, node, slot, t, out, g) * (out.numel() / t.numel())
+
+
+def _max(f, node, slot, t, out, g):
+    dim = node._saved_dim
+    if not node._saved_keepdim:
+        g = g.unsqueeze(dim)
+    return torch.zeros_like(t).scatter(dim, t.argmax(dim, keepdim=True), g)
+
+
+def _pow(f, node, slot, t, out, g):
+    p = node._saved_exponent
+    return g * p * t ** (p - 1)
+
+
+RULES: dict[str, Rule] = {
+    "AddBackward0": lambda f, n, s, t, o, g: g if s == 0 else g * n._saved_alpha,
+    "SubBackward0": lambda f, n, s, t, o, g: g if s == 0 else -g * n._saved_alpha,
+    "AddBackward1": lambda f, n, s, t, o, g: g,
+    "SubBackward1": lambda f, n, s, t, o, g: g,
+    "RsubBackward1": lambda f, n, s, t, o, g: -g,
+    "NegBackward0": lambda f, n, s, t, o, g: -g,
+    "MulBackward0": _mul,
+    "DivBackward0": _div,
+    "MmBackward0": _mm,
+    "SumBackward0": _sum,
+    "SumBackward1": _sum,
+    "MeanBackward0": _mean,
+    "MeanBackward1": _mean,
+    "MaxBackward0": _max,
+    "PowBackward0": _pow,
+    "ExpBackward0": lambda f, n, s, t, o, g: g * o,
+    "LogBackward0": lambda f, n, s, t, o, g: g / t,
+    "TanhBackward0": lambda f, n, s, t, o, g: g * (1 - o**2),
+    "ViewBackward0": lambda f, n, s, t, o, g: g.reshape(t.shape),
+    "UnsafeViewBackward0": lambda f, n, s, t, o, g: g.reshape(t.shape),
+    "ReshapeAliasBackward0": lambda f, n, s, t, o, g: g.reshape(t.shape),
+    "TBackward0": lambda f, n, s, t, o, g: g.T,
+}
