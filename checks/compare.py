@@ -99,7 +99,9 @@ def _reference(name: str, t: Any) -> torch.Tensor:
             f"not {name}.grad, and build it from tensors with requires_grad=True."
         ))
     if not t.is_leaf and not t.retains_grad:
-        raise Refused("no-grad", f"{name}.grad is not kept: call {name}.retain_grad() before loss.backward(), then run the backward pass again.")
+        raise Refused("no-grad", (
+            f"{name}.grad is not kept: call {name}.retain_grad() before loss.backward(), then run the backward pass again."
+        ))
     if t.grad is None:
         raise Refused("no-grad", f"{name}.grad is empty: call loss.backward() first (after setting p.grad = None for the parameters).")
     return t.grad.detach()
@@ -165,7 +167,8 @@ def _dt(dtype: torch.dtype) -> str:
 def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str = "autograd") -> Result:
     """Compare ``y`` with ``e`` (already of one dtype and device) and explain a mismatch."""
     if y.shape != e.shape:
-        mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), f"your d{name} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}.")
+        fallback = f"your d{name} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
+        mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
         return Result(name, False, False, None, mistake, hint)
     exact = bool(torch.equal(y, e))
     if y.numel() == 0:
@@ -252,8 +255,8 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
 
 def record(res: Result, quiet: bool = False) -> Result:
     """Remember ``res`` for :func:`summary` and print it unless ``quiet``."""
-    _, tries = _RESULTS.pop(res.name, (None, 0))
-    _RESULTS[res.name] = (res, tries + 1)
+    _, tries = _RESULTS.get(res.name, (None, 0))
+    _RESULTS[res.name] = (res, tries + 1)  # keeps its first-run place
     if not quiet:
         print(res.report())
         res._shown_in = _execution_count()

@@ -150,9 +150,9 @@ def _broadcast_axes(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | Non
     if len(es) > len(ys):
         return None
     pad = (1,) * (len(ys) - len(es)) + es
-    if any(p not in (1, s) for p, s in zip(pad, ys)):
+    if any(p not in (1, s) for p, s in zip(pad, ys, strict=False)):
         return None
-    axes = [i for i, (p, s) in enumerate(zip(pad, ys)) if p == 1 and s != 1]
+    axes = [i for i, (p, s) in enumerate(zip(pad, ys, strict=False)) if p == 1 and s != 1]
     axes += [i for i in range(len(ys) - len(es)) if ys[i] == 1]
     return sorted(set(axes)) or None
 

@@ -170,7 +170,7 @@ class GraphFacts:
         measured = self._measure()
         if measured is None:
             measured = [self._rebuild(node, slots) for node, slots in self._uses]
-        return [(self.label(node), c) for (node, _), c in zip(self._uses, measured)]
+        return [(self.label(node), c) for (node, _), c in zip(self._uses, measured, strict=False)]
 
     def _measure(self) -> list[torch.Tensor] | None:
         """Contributions from hooks on a second backward; None when the graph was freed."""

@@ -68,6 +68,18 @@ def forward(p: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> d
     return out
 
 
+def forward_loss(p: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> torch.Tensor:
+    """The same loss with no graph kept (for central differences)."""
+    with torch.no_grad():
+        emb = p["C"][Xb]
+        hprebn = emb.view(emb.shape[0], -1) @ p["W1"] + p["b1"]
+        n = Xb.shape[0]
+        bndiff = hprebn - hprebn.mean(0, keepdim=True)
+        bnvar = (bndiff**2).sum(0, keepdim=True) / (n - 1)
+        h = torch.tanh(p["bngain"] * bndiff * (bnvar + 1e-5) ** -0.5 + p["bnbias"])
+        return F.cross_entropy(h @ p["W2"] + p["b2"], Yb)
+
+
 def backward(p: dict[str, torch.Tensor], f: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> dict[str, torch.Tensor]:
     """Every gradient by hand, step by step, as a learner writes them."""
     with torch.no_grad():

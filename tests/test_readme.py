@@ -1,0 +1,34 @@
+"""The README's commands are the ones CI runs, and its examples are what the code prints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return [c.strip() for c in re.findall(r"```bash\n(.*?)```", text, re.S)]
+
+
+def test_readme_has_the_two_setup_commands():
+    cmds = readme_commands()
+    assert len(cmds) == 2
+    assert cmds[0].endswith("jupyter lab notebooks/") and cmds[1].endswith("pytest")
+    assert all(c.startswith('python -m pip install -e ".[dev]"') for c in cmds)
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    test_cmd = readme_commands()[1].replace("python -m", '"$PY" -m')
+    assert test_cmd in ci
+
+
+def test_readme_mistake_table_is_the_vocabulary():
+    from checks import MISTAKES
+
+    text = (ROOT / "README.md").read_text()
+    listed = re.findall(r"^\| `([a-z-]+)` \|", text, re.M)
+    assert listed[1:] == list(MISTAKES) and listed[0] == "mistake"
