@@ -82,22 +82,12 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
                 how = "use `.T` or swap the operands of the matrix product" if y.dim() == 2 else f"permute{perm}"
                 return "transpose", f"{yours}: the values are right but transposed; {how}."
 
-    dropped = _dropped_ones(es, ys)
-    if dropped is not None:
-        right = close(y.reshape(es), e, ctx.rtol, ctx.atol)
-        tail = " (the values are right)" if right else ""
-        return "shape", (
-            f"{yours}: the size-1 {fmt_axes(dropped)} was dropped{tail}; "
-            f"sum with keepdim=True or reshape to {fmt_shape(es)}."
-        )
-    extra = _dropped_ones(ys, es)
-    if extra is not None:
-        right = close(y.reshape(es), e, ctx.rtol, ctx.atol)
-        tail = " (the values are right)" if right else ""
-        return "shape", (
-            f"{yours}: it has an extra size-1 {fmt_axes(extra)}{tail}; "
-            f"sum without keepdim or reshape to {fmt_shape(es)}."
-        )
+    for full, short, what, fix in ((es, ys, "the size-1 {} was dropped", "sum with keepdim=True"),
+                                   (ys, es, "it has an extra size-1 {}", "sum without keepdim")):
+        ones = _dropped_ones(full, short)
+        if ones is not None:
+            tail = " (the values are right)" if close(y.reshape(es), e, ctx.rtol, ctx.atol) else ""
+            return "shape", f"{yours}: {what.format(fmt_axes(ones))}{tail}; {fix} or reshape to {fmt_shape(es)}."
 
     axes = _broadcast_axes(ys, es)
     if axes is not None:

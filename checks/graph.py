@@ -104,13 +104,16 @@ def uses(root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | 
 
 def find_root(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None) -> torch.Tensor | None:
     """The scalar the backward pass started from: ``loss`` if given, else a variable that reaches ``t``."""
-    candidates = [loss] if loss is not None else sorted(
-        (v for v in names.values() if v.dim() == 0 and v.grad_fn is not None),
-        key=lambda v: v is not names.get("loss"),
-    )
-    if loss is None:  # unnamed roots last: any live scalar with a graph
-        candidates += [v for v in live_tensors() if v.dim() == 0 and v.grad_fn is not None]
-    for cand in candidates:
+
+    def candidates():
+        if loss is not None:
+            yield loss
+            return
+        yield from sorted((v for v in names.values() if v.dim() == 0 and v.grad_fn is not None),
+                          key=lambda v: v is not names.get("loss"))
+        yield from (v for v in live_tensors() if v.dim() == 0 and v.grad_fn is not None)  # unnamed roots last
+
+    for cand in candidates():
         if isinstance(cand, torch.Tensor) and cand.grad_fn is not None and uses(cand, t):
             return cand
     return None
