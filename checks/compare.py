@@ -142,11 +142,17 @@ def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = 
 
 
 def _numpy_safe(x: Any) -> Any:
-    """numpy arrays (even object or non-writeable ones) through a plain float conversion."""
+    """numpy arrays and Python numbers in float64 (complex stays complex, to be refused)."""
     if type(x).__module__ == "numpy" and hasattr(x, "astype"):
-        return x.astype("float64").copy()
+        kind = getattr(getattr(x, "dtype", None), "kind", "O")
+        return x.copy() if kind == "c" else x.astype("float64").copy()
     if isinstance(x, (list, tuple)) and x and all(isinstance(v, torch.Tensor) for v in x):
         return torch.stack([v.detach() for v in x])
+    if isinstance(x, (bool, int, float, list, tuple)):
+        try:
+            return torch.as_tensor(x, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            return torch.as_tensor(x)  # a complex number or a ragged list: refused or explained below
     return x
 
 
@@ -170,12 +176,12 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str
         fallback = f"your d{name} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
         mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
         return Result(name, False, False, None, mistake, hint)
-    exact = bool(torch.equal(y, e))
+    exact = bool(torch.equal(y, e)) or bool(torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True))
     if y.numel() == 0:
         return Result(name, True, True, 0.0)
     diff = (y - e).abs()
     maxdiff = float(diff.max())
-    ok = exact or bool(torch.allclose(y, e, rtol=ctx.rtol, atol=ctx.atol))
+    ok = exact or bool(torch.allclose(y, e, rtol=ctx.rtol, atol=ctx.atol, equal_nan=True))
     if ok:
         note = None if exact else f"not bit-identical to {source}, only float rounding: a pass"
         return Result(name, True, exact, maxdiff, note=note)

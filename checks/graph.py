@@ -136,13 +136,28 @@ class GraphFacts:
                 self.by_node.setdefault(id(v.grad_fn), (k, v))
         self.parents = walk(self.root) if self.root is not None else {}
         self._uses = uses(self.root, t, self.parents) if self.root is not None else []
-        if len(self._uses) >= 2 or any(self._is_index(node) for node, _ in self._uses):
-            self.extra = [v for v in live_tensors() if v.grad_fn is not None or not v.is_floating_point()]
-            for v in self.extra:
+        self._extra: list[torch.Tensor] | None = None
+
+    @property
+    def extra(self) -> list[torch.Tensor]:
+        """Unnamed live tensors: graph outputs (added to ``by_node``) and integer index tensors."""
+        if self._extra is None:
+            self._extra = [v for v in live_tensors() if v.grad_fn is not None or not v.is_floating_point()]
+            for v in self._extra:
                 if v.grad_fn is not None and v.grad_fn in self.parents:
                     self.by_node.setdefault(id(v.grad_fn), (None, v))
-        else:
-            self.extra = []
+        return self._extra
+
+    def freed(self) -> bool:
+        """Whether the backward pass already released the graph's saved tensors."""
+        for node in list(self.parents)[:500]:
+            for attr in dir(node):
+                if attr.startswith("_saved_"):
+                    try:
+                        getattr(node, attr)
+                    except RuntimeError:
+                        return True
+        return False
 
     @staticmethod
     def _is_index(node: Node) -> bool:
@@ -170,8 +185,10 @@ class GraphFacts:
     def paths(self) -> list[tuple[str, torch.Tensor | None]]:
         if len(self._uses) < 2:
             return []
-        measured = self._measure()
+        measured = None if self.freed() else self._measure()
         if measured is None:
+            if any(self.by_node.get(id(node)) is None for node, _ in self._uses):
+                _ = self.extra  # unnamed outputs of the uses, found among the live tensors
             measured = [self._rebuild(node, slots) for node, slots in self._uses]
         return [(self.label(node), c) for (node, _), c in zip(self._uses, measured, strict=False)]
 
@@ -248,6 +265,9 @@ class GraphFacts:
         except RuntimeError:
             pass  # freed by the backward pass: find the index among the variables instead
         hit = self.by_node.get(id(node))
+        if hit is None:
+            _ = self.extra
+            hit = self.by_node.get(id(node))
         if hit is None:
             return None
         out = hit[1].detach()

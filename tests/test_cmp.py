@@ -330,3 +330,18 @@ def test_result_is_not_echoed_twice_in_the_same_cell(monkeypatch, capsys):
     monkeypatch.setattr(compare, "_execution_count", lambda: 8)
     res._ipython_display_()
     assert "| approximate: True" in capsys.readouterr().out
+
+
+def test_nan_where_autograd_has_nan_too_is_a_pass():
+    t = leaf_with_grad((3, 3))
+    t.grad[0, 1] = float("nan")
+    assert cmp("x", t.grad.clone(), t, quiet=True).ok
+    y = t.grad.clone()
+    y[0, 1] = 0.0
+    assert not cmp("x", y, t, quiet=True).ok
+
+
+def test_a_tiny_factor_is_not_called_bessel():
+    t = leaf_with_grad((5,))
+    res = cmp("x", t.grad * 1.001, t, quiet=True)
+    assert res.mistake == "scale" and "1001/1000" in res.hint
