@@ -109,13 +109,29 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
                 f"{yours}: you summed over {fmt_axes(summed)}, but the gradient of {ctx.name} needs "
                 f"the sum over {fmt_axes(needed)} (the axis it was broadcast along)."
             )
+    wrong_axis = _summed_without_keepdim(ys, es)
+    if wrong_axis is not None:
+        summed_axis, needed = wrong_axis
+        kd = ", keepdim=True" if len(es) == len(ys) + 1 else ""
+        return "shape", (
+            f"{yours}: you summed over axis {summed_axis}, but {ctx.name} was broadcast along {fmt_axes(needed)}, "
+            f"so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
+        )
 
     if y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol):
         return "shape", f"{yours}: the values are right, so `.view{fmt_shape(es)}` them back into {ctx.name}'s shape."
 
     differ = [i for i in range(max(len(ys), len(es))) if i >= len(ys) or i >= len(es) or ys[i] != es[i]]
+    if len(ys) == len(es) - 1:
+        gone = [b for b in range(len(es)) if es[:b] + es[b + 1:] == ys]
+        if gone:
+            return "shape", (
+                f"{yours}: axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
+                f"{ctx.name} was not broadcast along it, so its gradient needs no sum there."
+            )
     if len(ys) != len(es):
-        return "shape", f"{yours}: it has {len(ys)} dims where {len(es)} are expected."
+        plural = "s" if len(ys) != 1 else ""
+        return "shape", f"{yours}: it has {len(ys)} dimension{plural} where {len(es)} are expected."
     sizes = "; ".join(f"{ys[i]} vs {es[i]}" for i in differ)
     return "shape", f"{yours}: {fmt_axes(differ)} differ{'s' if len(differ) == 1 else ''} ({sizes})."
 
@@ -145,6 +161,23 @@ def _broadcast_axes(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | Non
     axes = [i for i, (p, s) in enumerate(zip(pad, ys, strict=False)) if p == 1 and s != 1]
     axes += [i for i in range(len(ys) - len(es)) if ys[i] == 1]
     return sorted(set(axes)) or None
+
+
+def _summed_without_keepdim(ys: tuple[int, ...], es: tuple[int, ...]) -> tuple[int, list[int]] | None:
+    """(b, axes) when ``ys`` is a gradient summed over axis b (dropped) instead of the broadcast ``axes``."""
+    if len(es) > len(ys) + 1:
+        return None
+    pad = (1,) * (len(ys) + 1 - len(es)) + es
+    for b in range(len(ys) + 1):
+        if pad[b] == 1:
+            continue
+        full = ys[:b] + (pad[b],) + ys[b:]
+        if any(p not in (1, f) for p, f in zip(pad, full, strict=True)):
+            continue
+        needed = [i for i, (p, f) in enumerate(zip(pad, full, strict=True)) if p == 1 and f > 1]
+        if needed:
+            return b, needed
+    return None
 
 
 def _axes_arg(axes: Sequence[int]) -> str:

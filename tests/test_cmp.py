@@ -94,6 +94,8 @@ def test_nan_points_at_the_first_bad_value():
         ((1, 64), lambda e: e.clone().expand(32, 64) / 32, "sum your gradient over axis 0"),
         ((64,), lambda e: e.clone().view(1, 64), "extra size-1"),
         ((32, 1), lambda e: torch.ones(1, 27), "summed over axis 0"),
+        ((32, 1), lambda e: torch.ones(27), "summed over axis 0, but x was broadcast along axis 1"),
+        ((27,), lambda e: torch.ones(32), "summed over axis 1, but x was broadcast along axis 0"),
         ((32, 3, 10), lambda e: e.clone().view(32, 30), ".view(32, 3, 10)"),
         ((32, 64), lambda e: torch.ones(32, 27), "27 vs 64"),
         ((5, 5), lambda e: torch.tensor(1.0), "one number per element"),
@@ -345,3 +347,9 @@ def test_a_tiny_factor_is_not_called_bessel():
     t = leaf_with_grad((5,))
     res = cmp("x", t.grad * 1.001, t, quiet=True)
     assert res.mistake == "scale" and "1001/1000" in res.hint
+
+
+def test_a_sum_over_an_axis_that_was_not_broadcast():
+    t = leaf_with_grad((32, 64))
+    res = cmp("h", t.grad.sum(0), t, quiet=True)
+    assert res.mistake == "shape" and "needs no sum" in res.hint
