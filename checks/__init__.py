@@ -6,24 +6,41 @@ logprobs        | exact: True  | approximate: True  | maxdiff: 0.0
 """
 
 from checks.compare import Result, Summary, cmp, reset, results, summary
+from checks.data import (
+    DATA_DIR,
+    NAMES_SHA256,
+    DataIntegrityError,
+    DataUnavailableError,
+    Split,
+    build_dataset,
+    load_names,
+    split_dataset,
+    vocab,
+)
 from checks.diagnose import MISTAKES
 from checks.numeric import check_numeric, numgrad
+from checks.placeholders import NotWritten, require
 
 __all__ = [
+    "DATA_DIR",
     "MISTAKES",
+    "NAMES_SHA256",
+    "DataIntegrityError",
+    "DataUnavailableError",
+    "Split",
+    "build_dataset",
+    "load_names",
+    "split_dataset",
+    "vocab",
+    "NotWritten",
     "Result",
     "Summary",
     "check_numeric",
     "cmp",
     "numgrad",
+    "require",
     "reset",
     "results",
     "summary",
 ]
 
-try:  # written alongside; the package works without it while it is being built
-    from checks.data import DATA_DIR, NAMES_SHA256, DataUnavailableError, build_dataset, load_names, split_dataset, vocab
-
-    __all__ += ["DATA_DIR", "NAMES_SHA256", "DataUnavailableError", "build_dataset", "load_names", "split_dataset", "vocab"]
-except ImportError:  # pragma: no cover
-    pass

@@ -114,7 +114,8 @@ def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = 
     ``own_grad`` itself, autograd's tensor).
     """
     if dt is None or isinstance(dt, EllipsisType):
-        raise Refused("missing", f"not written yet: replace the `...` with d{name}, a tensor of shape {fmt_shape(e.shape)}.")
+        what = "the `...`" if dt is ... else "None"
+        raise Refused("missing", f"not written yet: replace {what} with d{name}, a tensor of shape {fmt_shape(e.shape)}.")
     note = None
     if isinstance(dt, torch.Tensor):
         if own_grad is not None and dt.numel() and _shares_storage(dt, own_grad):
@@ -250,6 +251,8 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
         frame = sys._getframe(1)
         ctx = _context(name, t, e, frame, loss, n, rtol, atol)
         res = judge(name, y, e, ctx)
+        if not res.ok and isinstance(dt, torch.Tensor) and not (dt.is_floating_point() or dt.is_complex()):
+            res.hint = f"{res.hint[:-1]}; note that your d{name} is {_dt(dt.dtype)}, which cannot hold fractions: make it a float tensor."
         if res.ok and note:
             res.note = note + ("" if res.exact else "; the rest is float rounding: a pass")
     except Refused as why:

@@ -129,6 +129,17 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
                 f"{yours}: axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
                 f"{ctx.name} was not broadcast along it, so its gradient needs no sum there."
             )
+    if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1:] == es[1:]:
+        return "shape", (
+            f"{yours}: if {ctx.name} was indexed (like C[Xb]), add each row of your gradient into the row of "
+            f"{ctx.name} it came from, with `index_add_`, to get shape {fmt_shape(es)}."
+        )
+    if len(ys) == len(es) and all(ys[i] == 1 for i in differ):
+        sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
+        return "shape", (
+            f"{yours}: {ctx.name} has {sizes}, so its gradient needs one entry for each of them; "
+            f"if a sum produced this in the forward pass, broadcast it back (e.g. `torch.ones_like({ctx.name}) * ...`)."
+        )
     if len(ys) != len(es):
         plural = "s" if len(ys) != 1 else ""
         return "shape", f"{yours}: it has {len(ys)} dimension{plural} where {len(es)} are expected."
@@ -165,7 +176,7 @@ def _broadcast_axes(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | Non
 
 def _summed_without_keepdim(ys: tuple[int, ...], es: tuple[int, ...]) -> tuple[int, list[int]] | None:
     """(b, axes) when ``ys`` is a gradient summed over axis b (dropped) instead of the broadcast ``axes``."""
-    if len(es) > len(ys) + 1:
+    if not len(ys) <= len(es) <= len(ys) + 1:
         return None
     pad = (1,) * (len(ys) + 1 - len(es)) + es
     for b in range(len(ys) + 1):
@@ -217,7 +228,7 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
     if den == 0.0 or not math.isfinite(den):
         return None
     c = float(yd @ ed) / den
-    if not math.isfinite(c) or abs(c) < 1e-12 or abs(c - 1) < 1e-4:
+    if not math.isfinite(c) or not 1e-3 <= abs(c) <= 1e4 or abs(c - 1) < 1e-4:
         return None
     resid = float((yd - c * ed).norm())
     if resid > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(yd.numel()):
@@ -264,6 +275,8 @@ def _factor_words(c: float, batch: Sequence[int]) -> str:
             return out + f", and {n} is the batch size n: divide by n (the loss is a mean over the batch)"
         if mag == Fraction(1, n):
             return out + f", and {n} is the batch size n: there is one 1/n too many"
+        if mag in (n - 1, Fraction(1, n - 1)):
+            return out + f", and {n - 1} is n-1 for the batch size n={n}: a 1/(n-1) is missing or one too many"
     return out + (" with the sign flipped" if c < 0 else "")
 
 
@@ -292,6 +305,37 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
                     f"{ctx.name} feeds {k} operations ({', '.join(labels)}), and your d{ctx.name} holds only the "
                     f"contribution through {have}: add the one through {miss} (`+=`)."
                 )
+    return _one_path_off(y, e, contribs, labels, ctx)
+
+
+def _one_path_off(y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor], labels: list[str],
+                  ctx: Context) -> tuple[str, str] | None:
+    """The answer as a weighted sum of the paths' contributions, with one weight wrong (a sign, a factor)."""
+    scale = float(e.double().norm())
+    keep = [i for i, c in enumerate(contribs) if float(c.double().norm()) > 1e-6 * scale]
+    if len(keep) < 2:
+        return None
+    A = torch.stack([contribs[i].double().flatten() for i in keep], 1)
+    yd = y.double().flatten()
+    coef = torch.linalg.lstsq(A, yd.unsqueeze(1)).solution.flatten()
+    if float((A @ coef - yd).norm()) > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(yd.numel()):
+        return None
+    off = [(keep[j], float(a)) for j, a in enumerate(coef) if abs(float(a) - 1) > 1e-3]
+    if len(off) != 1:
+        return None
+    i, a = off[0]
+    where = f"the contribution through {labels[i]}"
+    if abs(a + 1) < 1e-3:
+        return "sign", f"your d{ctx.name} is right except that {where} has the wrong sign."
+    n = _bessel_n(a)
+    if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes):
+        ratio = f"{n}/{n - 1}" if a > 1 else f"{n - 1}/{n}"
+        return "bessel", (
+            f"your d{ctx.name} is right except that {where} is {ratio} times what it should be (n={n}): "
+            "use the same 1/(n-1) or 1/n there as the forward pass does."
+        )
+    if 1e-3 <= abs(a) <= 1e4:
+        return "scale", f"your d{ctx.name} is right except that {where} is {_factor_words(a, ctx.batch_sizes)}."
     return None
 
 

@@ -1,0 +1,205 @@
+"""The notebooks: student copies generated from the solutions, runnable before and after a learner fills them in."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from checks.student import ROOT, generate, stub_source
+
+STUDENT = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LINE = re.compile(r"^(\S+)\s+\| exact: (True |False) \| approximate: (True |False) \| maxdiff: (\S+)$", re.M)
+
+
+def run(nb: nbformat.NotebookNode, steps: int = 300) -> nbformat.NotebookNode:
+    import os
+
+    env_steps = os.environ.get("WORKBOOK_STEPS")
+    os.environ["WORKBOOK_STEPS"] = str(steps)
+    try:
+        NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    finally:
+        if env_steps is None:
+            del os.environ["WORKBOOK_STEPS"]
+        else:
+            os.environ["WORKBOOK_STEPS"] = env_steps
+    return nb
+
+
+def text_of(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
+
+
+def errors_of(nb) -> list[tuple[int, str, str]]:
+    return [(i, o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+            for o in c.outputs if o.output_type == "error"]
+
+
+# ---------------------------------------------------------------- generation
+
+
+def test_committed_student_copies_are_what_the_script_generates():
+    assert generate(check=True) == [], "run `python -m checks.student` and commit notebooks/"
+
+
+def test_every_solution_has_a_student_copy_without_outputs():
+    solutions = sorted(p.name for p in (ROOT / "solutions").glob("*.ipynb"))
+    assert solutions and solutions == [p.name for p in STUDENT]
+    for path in STUDENT:
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(not c.outputs and c.execution_count is None for c in code)
+        assert not any("BEGIN SOLUTION" in c.source or "END SOLUTION" in c.source for c in code)
+
+
+def test_stub_source_keeps_indentation_and_order():
+    src = "x = 1\n# dA: first\n# dB: second\n### BEGIN SOLUTION\ndA = 2\ndB = dA\n### END SOLUTION\nprint(dA)"
+    assert stub_source(src) == "x = 1\ndA = ...  # TODO: first\ndB = ...  # TODO: second\nprint(dA)"
+    src = ("def f():\n    # dW: a shape\n    ### BEGIN SOLUTION\n    dW = 1\n    if dW:\n        tmp = 2\n"
+           "    ### END SOLUTION\n    return dW")
+    assert stub_source(src) == "def f():\n    dW = ...  # TODO: a shape\n    return dW"
+
+
+@pytest.mark.parametrize("bad", [
+    "### BEGIN SOLUTION\nx = 1",
+    "# dZ: described but never assigned\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION",
+])
+def test_stub_source_refuses_malformed_blocks(bad):
+    with pytest.raises(ValueError):
+        stub_source(bad)
+
+
+# ---------------------------------------------------------------- the student copy, as handed out
+
+
+@pytest.fixture(scope="module")
+def makemore_student():
+    return run(nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4))
+
+
+def test_student_copy_reports_not_written_for_every_check(makemore_student):
+    lines, hints = [], 0
+    for cell in makemore_student.cells:
+        out = text_of(cell)
+        lines += LINE.findall(out)
+        hints += out.count("✗ missing: not written yet")
+    assert len(lines) == 28  # 26 in exercise 1, one each in exercises 2 and 3
+    assert all(approx.strip() == "False" for _, _, approx, _ in lines)
+    assert hints == 28
+
+
+def test_student_copy_stops_only_where_it_must(makemore_student):
+    errors = errors_of(makemore_student)
+    assert errors, "the cells that need answers must stop"
+    for i, ename, evalue in errors:
+        assert ename == "NotWritten", (i, ename, evalue)
+        assert "first" in evalue
+        src = makemore_student.cells[i].source
+        assert "require(" in src or "step(" in src
+
+
+# ---------------------------------------------------------------- the student copy, filled in by a learner
+
+# One line per placeholder, written independently of the solution blocks (in the order the placeholders appear).
+ANSWERS = {
+    "dlogprobs": ["-F.one_hot(Yb, num_classes=logprobs.shape[1]).float() / n"],
+    "dprobs": ["dlogprobs / probs"],
+    "dcounts_sum_inv": ["(dprobs * counts).sum(dim=1, keepdim=True)"],
+    "dcounts_sum": ["-dcounts_sum_inv / counts_sum**2"],
+    "dcounts": ["dprobs * counts_sum_inv + dcounts_sum.expand_as(counts)"],
+    "dnorm_logits": ["dcounts * norm_logits.exp()"],
+    "dlogit_maxes": ["-dnorm_logits.sum(1, keepdim=True)"],
+    "dlogits": [
+        "dnorm_logits + (logits == logit_maxes).float() * dlogit_maxes",
+        "(F.softmax(logits, 1) - F.one_hot(Yb, num_classes=logits.shape[1])) / n",
+        "(F.softmax(logits, 1) - F.one_hot(Yb, num_classes=logits.shape[1])) / n",
+    ],
+    "dh": ["dlogits @ W2.T"] * 2,
+    "dW2": ["h.T @ dlogits"] * 2,
+    "db2": ["dlogits.sum(0)"] * 2,
+    "dhpreact": ["dh * (1 - torch.tanh(hpreact)**2)"] * 2,
+    "dbngain": ["(dhpreact * bnraw).sum(0, keepdim=True)"] * 2,
+    "dbnraw": ["dhpreact * bngain"],
+    "dbnbias": ["dhpreact.sum(0, keepdim=True)"] * 2,
+    "dbnvar_inv": ["(dbnraw * bndiff).sum(0, keepdim=True)"],
+    "dbnvar": ["-0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"],
+    "dbndiff2": ["dbnvar.expand_as(bndiff2) / (n - 1)"],
+    "dbndiff": ["dbnraw * bnvar_inv + 2 * bndiff * dbndiff2"],
+    "dbnmeani": ["-dbndiff.sum(0, keepdim=True)"],
+    "dhprebn": [
+        "dbndiff + dbnmeani.expand_as(hprebn) / n",
+        "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+        "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+    ],
+    "dembcat": ["dhprebn @ W1.T"] * 2,
+    "dW1": ["embcat.T @ dhprebn"] * 2,
+    "db1": ["dhprebn.sum(0)"] * 2,
+    "demb": ["dembcat.view(emb.shape)"] * 2,
+    "dC": ["torch.zeros_like(C).index_add_(0, Xb.flatten(), demb.view(-1, demb.shape[-1]))"] * 2,
+}
+STUB = re.compile(r"^(\s*)(\w+) = \.\.\.  # TODO.*$", re.M)
+
+
+def fill(nb: nbformat.NotebookNode, answers: dict[str, list[str]]) -> nbformat.NotebookNode:
+    left = {k: list(v) for k, v in answers.items()}
+
+    def one(m: re.Match) -> str:
+        return f"{m.group(1)}{m.group(2)} = {left[m.group(2)].pop(0)}"
+
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = STUB.sub(one, cell.source)
+    assert not any(left.values()), {k: v for k, v in left.items() if v}
+    return nb
+
+
+@pytest.fixture(scope="module")
+def makemore_filled():
+    nb = fill(nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4), ANSWERS)
+    return run(nb)
+
+
+def test_filled_student_copy_passes_every_check(makemore_filled):
+    assert errors_of(makemore_filled) == []
+    lines = [m for cell in makemore_filled.cells for m in LINE.findall(text_of(cell))]
+    assert len(lines) == 28 + 7  # the 28 checks and the 7 parameters of exercise 4's final comparison
+    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [m for m in lines if m[2].strip() != "True"]
+
+
+def test_filled_student_copy_trains(makemore_filled):
+    out = "".join(text_of(c) for c in makemore_filled.cells)
+    losses = [float(x) for x in re.findall(r"loss (\d\.\d+)  \(", out)]
+    assert losses[-1] < losses[0]
+    val = float(re.search(r"val\s+(\d\.\d+)", out).group(1))
+    assert val < 3.0
+
+
+def test_a_mistake_fails_exactly_the_affected_checks():
+    answers = {k: list(v) for k, v in ANSWERS.items()}
+    answers["dbnvar"] = ["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"]  # sign slip
+    nb = nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4)
+    nb.cells = nb.cells[: _first("# Exercise 2", nb)]  # exercise 1 only
+    nb = run(fill_partial(nb, answers))
+    verdicts = [(name, approx.strip() == "True") for c in nb.cells for name, _, approx, _ in LINE.findall(text_of(c))]
+    assert len(verdicts) == 26
+    failing = {name for name, ok in verdicts if not ok}
+    # bnvar, and what the learner computes from it; the variance path sums to zero over the batch
+    # (bndiff does), so dbnmeani and db1 are right all the same and must pass
+    assert failing == {"bnvar", "bndiff2", "bndiff", "hprebn", "embcat", "W1", "emb", "C"}
+
+
+def _first(heading: str, nb) -> int:
+    return next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith(heading))
+
+
+def fill_partial(nb, answers):
+    left = {k: list(v) for k, v in answers.items()}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = STUB.sub(lambda m: f"{m.group(1)}{m.group(2)} = {left[m.group(2)].pop(0)}", cell.source)
+    return nb
+
