@@ -60,8 +60,8 @@ class Context:
     rtol: float = 1e-5
     atol: float = 1e-8
     batch_sizes: list[int] = field(default_factory=list)
-    # Lazily computed graph facts: (label, contribution or None) per use of the tensor,
-    # and (indices, rows) for each index-style use (the embedding lookup).
+    # Lazily computed graph facts: (label, contribution or None) for each use of the tensor,
+    # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
     index_uses: Callable[[], list[torch.Tensor]] | None = None
 
