@@ -3,7 +3,9 @@
 Each ``### BEGIN SOLUTION`` / ``### END SOLUTION`` block (the nbgrader delimiters) becomes
 one placeholder line per name the block assigns, ``dX = ...  # TODO: <what>``. The text
 after ``# TODO:`` comes from the comment lines ``# dX: <what>`` that stand right above the
-block in the solution (and are dropped from the student copy). Outputs and execution
+block in the solution (and are dropped from the student copy). A block that assigns no
+name (the body of a ``_backward`` closure, say) gets its stub verbatim from comment lines
+``# stub: <code>`` above it, e.g. ``# stub: raise NotWritten("the backward pass of a + b")``. Outputs and execution
 counts are cleared. With ``--check`` nothing is written: it exits 1 when a committed
 student copy differs from what would be generated.
 """
@@ -38,7 +40,8 @@ def stub_source(source: str) -> str:
         above: list[tuple[str, str]] = []
         while out and _DESCRIBE.match(out[-1].strip()) and out[-1].startswith(indent + "#"):
             above.insert(0, _DESCRIBE.match(out.pop().strip()).groups())
-        described = dict(above)
+        stubs = [what for name, what in above if name == "stub"]
+        described = {name: what for name, what in above if name != "stub"}
         j = i + 1
         targets: list[str] = []
         while j < len(lines) and lines[j].strip() != END:
@@ -53,8 +56,9 @@ def stub_source(source: str) -> str:
         stray = [n for n in described if n not in targets]
         if stray:
             raise ValueError(f"the comment '# {stray[0]}: ...' describes no name assigned in its solution block")
-        names = list(described) or targets
-        if not names:
+        names = list(described) or ([] if stubs else targets)
+        out.extend(f"{indent}{code}" for code in stubs)
+        if not names and not stubs:
             out.append(f"{indent}# YOUR CODE HERE")
         for name in names:
             what = described.get(name)

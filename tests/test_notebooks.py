@@ -64,6 +64,12 @@ def test_stub_source_keeps_indentation_and_order():
     assert stub_source(src) == "def f():\n    dW = ...  # TODO: a shape\n    return dW"
 
 
+def test_stub_lines_verbatim_for_blocks_without_names():
+    src = ("    def _backward():\n        # stub: raise NotWritten('the backward pass of +')\n        ### BEGIN SOLUTION\n"
+           "        self.grad += out.grad\n        ### END SOLUTION\n    out._backward = _backward")
+    assert stub_source(src) == "    def _backward():\n        raise NotWritten('the backward pass of +')\n    out._backward = _backward"
+
+
 @pytest.mark.parametrize("bad", [
     "### BEGIN SOLUTION\nx = 1",
     "# dZ: described but never assigned\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION",
