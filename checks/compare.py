@@ -130,7 +130,8 @@ def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = 
             y = torch.as_tensor(_numpy_safe(dt))
         except (TypeError, ValueError, RuntimeError) as exc:
             raise Refused("wrong", f"your d{name} is a {type(dt).__name__} that cannot be made into a tensor ({exc}).") from None
-        note = f"your answer was a {type(dt).__name__}, converted to a tensor"
+        if type(dt).__module__ == "numpy":
+            note = f"your answer was a numpy {type(dt).__name__}, converted to a tensor"
     if y.is_complex():
         raise Refused("wrong", f"your d{name} is complex ({y.dtype}); a gradient of a real tensor is real.")
     if y.dtype != e.dtype:

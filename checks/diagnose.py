@@ -215,7 +215,10 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
         return "sign", f"your d{ctx.name} is exactly the negative of the gradient: check the sign of each local derivative."
     if y.dim() == 2 and y.shape[0] == y.shape[1] > 1 and close(y.T, e, rt, at):
         return "transpose", f"your d{ctx.name} is the gradient transposed: swap the operands of the matrix product or use `.T`."
-    for test in (_scale, _missing_path, _accumulate):  # the graph tests last: they cost the most
+    # The graph tests cost the most, so they come last, except for a single number, where any wrong
+    # answer is some factor times the right one and only the graph can tell a missing path from a factor.
+    order = (_missing_path, _accumulate, _scale) if e.numel() == 1 else (_scale, _missing_path, _accumulate)
+    for test in order:
         found = test(y, e, ctx)
         if found:
             return found

@@ -27,8 +27,18 @@ _DESCRIBE = re.compile(r"^#\s*([A-Za-z_]\w*):\s*(.+)$")
 
 def stub_source(source: str) -> str:
     """The student version of one code cell's source."""
+    return _stub(source)[0]
+
+
+def answer_names(source: str) -> list[str]:
+    """The names a solution cell asks the learner to write (those its placeholders assign)."""
+    return _stub(source)[1]
+
+
+def _stub(source: str) -> tuple[str, list[str]]:
     lines = source.split("\n")
     out: list[str] = []
+    asked: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -57,6 +67,7 @@ def stub_source(source: str) -> str:
         if stray:
             raise ValueError(f"the comment '# {stray[0]}: ...' describes no name assigned in its solution block")
         names = list(described) or ([] if stubs else targets)
+        asked += names
         out.extend(f"{indent}{code}" for code in stubs)
         if not names and not stubs:
             out.append(f"{indent}# YOUR CODE HERE")
@@ -64,7 +75,7 @@ def stub_source(source: str) -> str:
             what = described.get(name)
             out.append(f"{indent}{name} = ...  # TODO: {what}" if what else f"{indent}{name} = ...  # TODO")
         i = j + 1
-    return "\n".join(out)
+    return "\n".join(out), asked
 
 
 def student_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:

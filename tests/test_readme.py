@@ -9,8 +9,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_commands() -> list[str]:
+    """The commands of the README's "Two commands" section."""
     text = (ROOT / "README.md").read_text()
-    return [c.strip() for c in re.findall(r"```bash\n(.*?)```", text, re.S)]
+    section = text.split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    return [c.strip() for c in re.findall(r"```bash\n(.*?)```", section, re.S)]
 
 
 def test_readme_has_the_two_setup_commands():

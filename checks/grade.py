@@ -1,0 +1,578 @@
+"""Grade learners' notebooks against the instructor's solutions.
+
+    python -m checks.grade SUBMISSION... --out DIR      # each SUBMISSION a notebook or a folder of one learner's notebooks
+    python -m checks.grade --self notebooks/03-makemore-backprop.ipynb   # a learner's own score, before submitting
+
+For every notebook the grader assembles a grading notebook from the instructor's solution: the instructor's cells, each
+answer cell taken from the learner's notebook (matched by cell id, else by its check lines), and after each answer cell
+a grader cell that records the learner's values and then runs the instructor's solution block, so that the next answer
+is judged given a correct upstream (no cascade). Before any learner code runs, autograd's ``.grad`` tensors are wiped.
+The notebook runs under pytest with nbval (``--nbval-lax``: every cell runs, a cell that raises is reported) with
+another seed and batch size than the notebook's (``WORKBOOK_SEED``, ``WORKBOOK_BATCH``), per-cell and per-notebook
+timeouts and a memory limit. The recorded values are judged outside the kernel, in the grader's process, against the
+values of a reference run of the instructor's notebook under the same settings, with ``checks``' own comparison.
+
+Isolation: learner code runs as the grading user, in a child process with a memory limit and timeouts, and can read
+what that user can read. For real isolation, run the grader in a container (see the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import csv
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import torch
+
+from checks.compare import Refused, answer, judge
+from checks.diagnose import Context
+from checks.student import ROOT, answer_names, stub_source
+
+FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason"]
+MISSING, DELETED = "<...>", "<deleted>"
+
+
+@dataclass
+class Settings:
+    seed: int = 1234567
+    batch: int = 24
+    steps: int = 50
+    cell_timeout: int = 120
+    notebook_timeout: int = 900
+    memory_mb: int = 6144
+    jobs: int = max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class AnswerCell:
+    """One solution cell that holds answers: where it is, what it asks for, how to read the values."""
+
+    index: int
+    cell_id: str | None
+    exercise: str
+    names: list[str]
+    probe: str | None
+    solution: str
+    template: str  # the student copy of the cell
+
+    @property
+    def checks(self) -> list[str]:
+        return [f"{self.exercise}/{n}" for n in self.names]
+
+
+@dataclass
+class Exercise:
+    """A solution notebook, cut into the instructor's cells and the answer cells."""
+
+    path: Path
+    cells: list[nbformat.NotebookNode]
+    answers: list[AnswerCell] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def checks(self) -> list[str]:
+        return [c for a in self.answers for c in a.checks]
+
+
+def load_exercise(path: Path) -> Exercise:
+    nb = nbformat.read(path, as_version=4)
+    ex = Exercise(path, nb.cells)
+    section = "ex0"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            head = cell.source.lstrip()
+            if head.startswith("# Exercise"):
+                section = "ex" + "".join(ch for ch in head.split(":")[0] if ch.isdigit())
+            continue
+        names = answer_names(cell.source) if cell.cell_type == "code" else []
+        if names:
+            hints = cell.metadata.get("workbook", {})  # a probe: how to read answers that live inside a function
+            names = list(hints.get("checks", names))
+            ex.answers.append(AnswerCell(i, cell.get("id"), section, names, hints.get("probe"), cell.source, stub_source(cell.source)))
+    return ex
+
+
+# ---------------------------------------------------------------- assembling the grading notebook
+
+PRELUDE = '''
+import builtins as __b, contextlib as __cl, io as __io, os as __os, torch as __torch
+__GRADE_OUT = __os.environ["GRADE_OUT"]
+__grade_values = {}
+def __grade_record(check_prefix, values):
+    for name, value in values.items():
+        if value is Ellipsis or value is None:
+            value = "<...>"
+        elif isinstance(value, str) and value.startswith("<"):
+            pass
+        elif isinstance(value, __torch.Tensor):
+            value = value.detach().to("cpu").clone().contiguous()
+            if value.is_sparse:
+                value = value.to_dense()
+        else:
+            try:
+                value = __torch.as_tensor(value, dtype=__torch.float64)
+            except Exception:
+                value = "<" + type(value).__name__ + ">"
+        __grade_values[check_prefix + "/" + name] = value
+    __torch.save(__grade_values, __GRADE_OUT)
+def __grade_values_of(names, scope):
+    return {n: scope.get(n, "<deleted>") for n in names}
+def __grade_quiet():
+    return __cl.redirect_stdout(__io.StringIO())
+__torch.save(__grade_values, __GRADE_OUT)
+'''
+
+WIPE = '''
+for __v in list(globals().values()):
+    if isinstance(__v, __torch.Tensor) and __v.requires_grad and (__v.is_leaf or __v.retains_grad):
+        __v.grad = None
+'''
+
+
+def record_cell(cell: AnswerCell) -> str:
+    """The grader cell after an answer cell: record the learner's values, then restore the reference."""
+    if cell.probe:
+        grab = (f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
+                f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}")
+    else:
+        grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
+    return (f"{grab}\n__grade_record({cell.exercise!r}, __vals)\n"
+            f"with __grade_quiet():\n    exec(compile({cell.solution!r}, 'solution', 'exec'), globals())")
+
+
+def _wipes_after(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and ".backward(" in cell.source
+
+
+def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbformat.NotebookNode, list[str]]:
+    """The grading notebook (learner=None: the reference run) and, per code cell, the checks it concerns."""
+    by_index = {a.index: a for a in ex.answers}
+    cells = [nbformat.v4.new_code_cell(PRELUDE.strip())]
+    concerns: list[str] = ["grader"]
+    for i, cell in enumerate(ex.cells):
+        if cell.cell_type != "code":
+            continue
+        ans = by_index.get(i)
+        if ans is None:
+            cells.append(nbformat.v4.new_code_cell(cell.source))
+            concerns.append("")
+            if _wipes_after(cell):
+                cells.append(nbformat.v4.new_code_cell(WIPE.strip()))
+                concerns.append("grader")
+            continue
+        source = cell.source if learner is None else learner.get(i)
+        if source is not None:
+            cells.append(nbformat.v4.new_code_cell(source))
+            concerns.append(",".join(ans.checks))
+        cells.append(nbformat.v4.new_code_cell(record_cell(ans) if source is not None else _deleted_cell(ans)))
+        concerns.append("grader")
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb, concerns
+
+
+def _deleted_cell(ans: AnswerCell) -> str:
+    values = {n: DELETED for n in ans.names}
+    return (f"__grade_record({ans.exercise!r}, {values!r})\n"
+            f"with __grade_quiet():\n    exec(compile({ans.solution!r}, 'solution', 'exec'), globals())")
+
+
+# ---------------------------------------------------------------- reading a submission
+
+
+class Unreadable(Exception):
+    pass
+
+
+def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
+    """For each answer cell of the exercise, the learner's cell source (None when it is gone)."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # invalid JSON, not a notebook, unreadable file
+        raise Unreadable(f"not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})") from None
+    code = [c for c in nb.cells if c.get("cell_type") == "code"]
+    by_id = {c.get("id"): c for c in code if c.get("id")}
+    found: dict[int, str | None] = {}
+    for ans in ex.answers:
+        cell = by_id.get(ans.cell_id) if ans.cell_id else None
+        if cell is None:
+            cell = _match_by_content(ans, code)
+        found[ans.index] = cell.source if cell is not None else None
+    matched = sum(v is not None for v in found.values())
+    if ex.answers and matched < max(1, len(ex.answers) // 3):
+        raise Unreadable(f"does not look like {ex.name}: only {matched} of its {len(ex.answers)} answer cells are there")
+    return found
+
+
+def _match_by_content(ans: AnswerCell, code: list) -> nbformat.NotebookNode | None:
+    """The learner cell that keeps the template's fixed lines (its checks), best overlap first."""
+    fixed = {ln.strip() for ln in ans.template.split("\n") if ln.strip() and "= ...  # TODO" not in ln}
+    if not fixed:
+        return None
+    best, score = None, 0.0
+    for cell in code:
+        lines = {ln.strip() for ln in cell.source.split("\n") if ln.strip()}
+        s = len(fixed & lines) / len(fixed)
+        if s > score:
+            best, score = cell, s
+    return best if score >= 0.5 else None
+
+
+def find_notebooks(submission: Path) -> list[Path]:
+    if submission.is_dir():
+        return sorted(p for p in submission.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    return [submission]
+
+
+def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
+    if path.name in exercises:
+        return exercises[path.name]
+    stem = path.stem.split("-")[0]
+    hits = [e for n, e in exercises.items() if n.split("-")[0] == stem]
+    return hits[0] if len(hits) == 1 else None
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass
+class Run:
+    values: dict[str, object]
+    cell_errors: dict[int, str]
+    fault: str | None  # a problem with the whole run (timeout, crash before anything was recorded)
+    seconds: float
+
+
+def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -> Run:
+    """Run a grading notebook under pytest --nbval-lax in a child process with limits; read what it recorded."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    nb_path, out, junit = workdir / "grading.ipynb", workdir / "values.pt", workdir / "junit.xml"
+    for p in (out, junit):
+        p.unlink(missing_ok=True)
+    nbformat.write(nb, nb_path)
+    (workdir / "pytest.ini").write_text("[pytest]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "GRADE_"))}
+    env.update(GRADE_OUT=str(out), WORKBOOK_SEED=str(settings.seed), WORKBOOK_BATCH=str(settings.batch),
+               WORKBOOK_STEPS=str(settings.steps), MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", f"--nbval-cell-timeout={settings.cell_timeout}",
+           "-p", "no:cacheprovider", "-q", "--tb=no", f"--junitxml={junit}", "-c", str(workdir / "pytest.ini"),
+           "--rootdir", str(workdir), str(nb_path)]
+    limit = settings.memory_mb * 2**20
+
+    def limits() -> None:  # in the child: its own process group, and a cap on memory for it and the kernel
+        os.setsid()
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    started, fault = time.monotonic(), None
+    with open(workdir / "pytest.log", "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits)
+        try:
+            proc.wait(timeout=settings.notebook_timeout)
+        except subprocess.TimeoutExpired:
+            fault = f"the notebook ran out of time ({settings.notebook_timeout} s)"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    values: dict[str, object] = {}
+    if out.exists():
+        try:
+            values = torch.load(out, weights_only=True)
+        except Exception as exc:
+            fault = fault or f"the recorded answers could not be read ({type(exc).__name__})"
+    errors = _cell_errors(junit)
+    if fault is None and not junit.exists():
+        fault = "the notebook did not run to the end (the kernel or the test runner died)"
+    return Run(values, errors, fault, time.monotonic() - started)
+
+
+def _cell_errors(junit: Path) -> dict[int, str]:
+    errors: dict[int, str] = {}
+    if not junit.exists():
+        return errors
+    try:
+        root = ET.parse(junit).getroot()
+    except ET.ParseError:
+        return errors
+    for case in root.iter("testcase"):
+        name = case.get("name", "")
+        bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if bad is None or not name.startswith("Cell "):
+            continue
+        text = (bad.get("message") or "") + "\n" + (bad.text or "")
+        errors[int(name.split()[1])] = _one_line_error(text)
+    return errors
+
+
+def _one_line_error(text: str) -> str:
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    if "Failed to interrupt kernel" in text:
+        return "the kernel stopped responding (it crashed, or ran out of time and could not be interrupted)"
+    if "Timeout" in text or "timed out" in text:
+        return "the cell ran out of time"
+    if "Kernel died" in text or "DeadKernel" in text or "kernel died" in text.lower():
+        return "the kernel died (a crash, or more memory than allowed)"
+    for line in reversed(text.strip().split("\n")):
+        line = line.strip()
+        if re.match(r"^[A-Za-z_.]*(Error|Exception|NotWritten|Interrupt)\b", line):
+            return line[:200]
+    return (text.strip().split("\n")[-1] if text.strip() else "the cell failed")[:200]
+
+
+# ---------------------------------------------------------------- judging
+
+
+def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], settings: Settings) -> list[dict]:
+    rows = []
+    cell_of = {}
+    for i, c in enumerate(concerns):
+        for check in filter(None, c.split(",")):
+            cell_of.setdefault(check, i)
+    fatal = min((i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None)
+    for check in ex.checks:
+        var = check.split("/", 1)[1]
+        name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
+        e, y = ref.get(check), run.values.get(check)
+        at = cell_of.get(check, -1)
+        cell_error = run.cell_errors.get(at)
+        usable = isinstance(y, torch.Tensor) or y == MISSING
+        if not isinstance(e, torch.Tensor):
+            rows.append(_row(check, False, "", "the reference run recorded no value (an instructor-side problem)"))
+        elif not usable and cell_error:
+            rows.append(_row(check, False, "", cell_error))
+        elif y is None:
+            if fatal is not None and at > fatal:
+                reason = f"not reached: the kernel stopped in an earlier cell ({concerns[fatal] or 'cell ' + str(fatal)})"
+            else:
+                reason = run.fault or "the answer was not recorded (the notebook stopped, or interfered with the grader)"
+            rows.append(_row(check, False, "", reason))
+        elif isinstance(y, str) and y == DELETED:
+            rows.append(_row(check, False, "missing", f"{var} is not defined: its answer cell is missing or no longer assigns it"))
+        elif isinstance(y, str) and y.startswith("<error: "):
+            what = y[len("<error: "):-1]
+            word = "missing" if what == "NotWritten" else "wrong"
+            rows.append(_row(check, False, word, f"computing {var} raised {what}" + (" (not written yet)" if word == "missing" else "")))
+        elif isinstance(y, str) and y != MISSING:
+            rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
+        else:
+            try:
+                yt, _ = answer(name, ... if isinstance(y, str) else y, e)
+                res = judge(name, yt, e, Context(name, batch_sizes=[settings.batch]))
+                ok, mistake, hint = res.ok, res.mistake or "", res.hint or ""
+            except Refused as why:
+                ok, mistake, hint = False, why.mistake, why.hint
+            if not ok and cell_error and mistake != "missing":
+                hint = f"{hint} (the cell also raised: {cell_error})"
+            rows.append(_row(check, ok, mistake, "" if ok else hint))
+    return rows
+
+
+def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
+    return {"check": check, "passed": "true" if passed else "false", "mistake": mistake, "reason": reason}
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+class Grader:
+    def __init__(self, out: Path, settings: Settings, solutions: Path = ROOT / "solutions") -> None:
+        self.out, self.settings = out, settings
+        self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
+        self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
+        self._refs: dict[str, dict] = {}
+
+    def reference(self, ex: Exercise) -> dict:
+        if ex.name not in self._refs:
+            s = self.settings
+            key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}").encode()).hexdigest()[:16]
+            cache = self.out / ".reference" / f"{ex.path.stem}-{key}.pt"
+            if cache.exists():
+                self._refs[ex.name] = torch.load(cache, weights_only=True)
+            else:
+                nb, _ = assemble(ex, None)
+                run = run_notebook(nb, self.out / ".work" / f"reference-{ex.path.stem}", self.settings)
+                missing = [c for c in ex.checks if c not in run.values]
+                if missing:
+                    raise RuntimeError(f"the reference run of {ex.name} recorded no value for {missing[:3]}: "
+                                       f"{run.fault or run.cell_errors}")
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                torch.save(run.values, cache)
+                self._refs[ex.name] = run.values
+        return self._refs[ex.name]
+
+    def grade_notebook(self, submission: str, path: Path) -> list[dict]:
+        ex = exercise_for(path, self.exercises)
+        base = {"submission": submission, "notebook": path.name}
+        if ex is None:
+            known = ", ".join(self.exercises)
+            return [{**base, **_row("-", False, "", f"not one of the exercises ({known})")}]
+        base["notebook"] = ex.name
+        try:
+            learner = learner_cells(ex, path)
+        except Unreadable as why:
+            return [{**base, **_row(c, False, "", str(why))} for c in ex.checks]
+        nb, concerns = assemble(ex, learner)
+        work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
+        run = run_notebook(nb, work, self.settings)
+        rows = [{**base, **r} for r in judge_values(ex, self.reference(ex), run, concerns, self.settings)]
+        shutil.rmtree(work, ignore_errors=True)
+        return rows
+
+
+def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
+    subs = []
+    for p in paths:
+        name = p.name if p.is_dir() else p.stem
+        subs.append((name, find_notebooks(p)))
+    return subs
+
+
+def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = ROOT / "solutions",
+          progress=print) -> list[dict]:
+    """Grade every submission into ``out`` (resumable) and return all rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    grader = Grader(out, settings, solutions)
+    done_dir = out / ".done"
+    done_dir.mkdir(exist_ok=True)
+    subs = submissions_of(paths)
+    for ex in grader.exercises.values():
+        progress(f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, {settings.steps} steps)")
+        grader.reference(ex)
+    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs)).exists()]
+    if len(todo) < len(subs):
+        progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
+    started, finished = time.monotonic(), len(subs) - len(todo)
+
+    def one(sub: str, nbs: list[Path]) -> tuple[str, list[dict]]:
+        rows = []
+        if not nbs:
+            rows.append({"submission": sub, "notebook": "-", **_row("-", False, "", "no notebook in this submission")})
+        for nb in nbs:
+            rows += grader.grade_notebook(sub, nb)
+        tmp = done_dir / (_key(sub, nbs) + ".tmp")
+        tmp.write_text(json.dumps(rows))
+        tmp.replace(done_dir / _key(sub, nbs))  # atomic: a submission is recorded whole or not at all
+        return sub, rows
+
+    with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
+        futures = [pool.submit(one, s, nbs) for s, nbs in todo]
+        for fut in as_completed(futures):
+            sub, rows = fut.result()
+            finished += 1
+            passed = sum(r["passed"] == "true" for r in rows)
+            rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
+            progress(f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass ({rate:.1f} submissions/min)")
+    rows = []
+    for s, nbs in subs:
+        rows += json.loads((done_dir / _key(s, nbs)).read_text())
+    write_reports(rows, out)
+    return rows
+
+
+def _key(sub: str, nbs: list[Path]) -> str:
+    h = hashlib.sha256()
+    h.update(sub.encode())
+    for p in nbs:
+        h.update(str(p).encode())
+        with contextlib.suppress(OSError):
+            h.update(p.read_bytes())
+    return h.hexdigest()[:24] + ".json"
+
+
+def write_reports(rows: list[dict], out: Path) -> None:
+    rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))  # stable: checks stay in notebook order
+    _write_csv(out / "grades.csv", FIELDS, rows)
+    totals = collections.OrderedDict()
+    for r in rows:
+        t = totals.setdefault((r["submission"], r["notebook"]), [0, 0])
+        t[0] += r["passed"] == "true"
+        t[1] += 1
+    _write_csv(out / "totals.csv", ["submission", "notebook", "passed", "checks", "score"],
+               [{"submission": s, "notebook": n, "passed": p, "checks": c, "score": f"{p / c:.3f}"}
+                for (s, n), (p, c) in totals.items()])
+    per_check: dict[tuple[str, str], list[dict]] = collections.OrderedDict()
+    for r in sorted(rows, key=lambda r: r["notebook"]):
+        per_check.setdefault((r["notebook"], r["check"]), []).append(r)
+    lines = ["# Class report", "", "| notebook | check | passed | most common mistakes |", "|---|---|---|---|"]
+    for (nb, check), rs in per_check.items():
+        words = collections.Counter(r["mistake"] or "error" for r in rs if r["passed"] != "true")
+        common = ", ".join(f"{w} ({k})" for w, k in words.most_common(3))
+        lines.append(f"| {nb} | {check} | {sum(r['passed'] == 'true' for r in rs)} / {len(rs)} | {common} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def _write_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    tmp.replace(path)
+
+
+def self_check(path: Path, settings: Settings, only: str = "", fail_under: float = 0.0,
+               solutions: Path = ROOT / "solutions") -> int:
+    """A learner's own score, as the grader would give it; exit 1 when the share of passed checks
+    (those whose name starts with ``only``) is below ``fail_under``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = grade([path], Path(tmp), settings, solutions, progress=lambda s: print(s, file=sys.stderr))
+    rows = [r for r in rows if r["check"].startswith(only)] or rows
+    width = max(len(r["check"]) for r in rows)
+    for r in rows:
+        mark = "✓" if r["passed"] == "true" else "✗"
+        print(f"{mark} {r['check']:{width}s}  {r['mistake']:12s} {r['reason']}".rstrip())
+    passed = sum(r["passed"] == "true" for r in rows)
+    print(f"{passed} / {len(rows)} checks pass")
+    return 0 if passed >= fail_under * len(rows) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m checks.grade", description=__doc__.split("\n")[0])
+    p.add_argument("submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks")
+    p.add_argument("--out", type=Path, help="folder for grades.csv, totals.csv and report.md")
+    p.add_argument("--self", dest="self_check", action="store_true", help="grade your own notebook and print the score")
+    p.add_argument("--solutions", type=Path, default=ROOT / "solutions")
+    p.add_argument("--only", default="", help="with --self: count only checks whose name starts with this (e.g. ex1/)")
+    p.add_argument("--fail-under", type=float, default=0.0, help="with --self: exit 1 below this share of passed checks")
+    d = Settings()
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--batch", type=int, default=d.batch)
+    p.add_argument("--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)")
+    p.add_argument("--cell-timeout", type=int, default=d.cell_timeout)
+    p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout)
+    p.add_argument("--memory-mb", type=int, default=d.memory_mb)
+    p.add_argument("--jobs", type=int, default=d.jobs)
+    a = p.parse_args(argv)
+    settings = Settings(a.seed, a.batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs)
+    if a.self_check:
+        return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
+    if a.out is None:
+        p.error("--out DIR is needed (or --self)")
+    rows = grade(a.submissions, a.out, settings, a.solutions)
+    print(f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; wrote {a.out / 'grades.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Grading a class: fixture submissions for every case the grader must handle, graded in one run."""
+
+from __future__ import annotations
+
+import csv
+
+import nbformat
+import pytest
+import torch
+
+from checks.grade import Settings, grade, main
+from checks.student import ROOT
+from tests.test_notebooks import ANSWERS, fill
+
+STUDENT = ROOT / "notebooks" / "03-makemore-backprop.ipynb"
+NAME = STUDENT.name
+SETTINGS = Settings(steps=20, cell_timeout=15, notebook_timeout=300, jobs=2)
+
+
+def filled(**override):
+    answers = {k: list(v) for k, v in ANSWERS.items()}
+    answers.update(override)
+    return fill(nbformat.read(STUDENT, as_version=4), answers)
+
+
+def cell_with(nb, text):
+    return next(c for c in nb.cells if c.cell_type == "code" and text in c.source)
+
+
+def prepend(nb, check_line, code):
+    cell = cell_with(nb, check_line)
+    cell.source = code + "\n" + cell.source
+    return nb
+
+
+def hard_coded_dlogprobs() -> str:
+    """dlogprobs as numbers, computed for the notebook's own seed and batch size."""
+    from tests import makemore as mm
+
+    p, f, Xb, Yb = mm.setup()
+    d = torch.zeros_like(f["logprobs"])
+    d[range(32), Yb] = -1 / 32
+    return f"torch.tensor({d.tolist()})"
+
+
+def make_submissions(root):
+    subs = {}
+
+    def save(name, nb=None, text=None):
+        folder = root / name
+        folder.mkdir()
+        path = folder / NAME
+        path.write_text(text if text is not None else nbformat.writes(nb))
+        subs[name] = folder
+
+    save("alice-complete", filled())
+    save("carol-two-mistakes", filled(dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"], dW2=["dlogits.T @ h", "h.T @ dlogits"]))
+    save("dave-invalid-json", text='{"cells": [ {"cell_type": "code", ')
+    save("erin-infinite-loop", prepend(filled(), "cmp('probs'", "while True:\n    pass"))
+    save("frank-kernel-crash", prepend(filled(), "cmp('probs'", "import os\nos._exit(1)"))
+    save("grace-huge-allocation", prepend(filled(), "cmp('probs'", "big = torch.ones(10**11)"))
+    save("heidi-output-flood", prepend(filled(), "cmp('probs'", "for i in range(5_000_000):\n    print('flood', i)"))
+    ivan = filled()
+    ivan.cells.remove(cell_with(ivan, "cmp('probs'"))
+    a, b = ivan.cells.index(cell_with(ivan, "cmp('h'")), ivan.cells.index(cell_with(ivan, "cmp('hpreact'"))
+    ivan.cells[a], ivan.cells[b] = ivan.cells[b], ivan.cells[a]
+    save("ivan-deleted-and-reordered", ivan)
+    other = [c for c in nbformat.read(STUDENT, as_version=4).cells if c.cell_type == "markdown"]  # prose, no answers
+    save("judy-wrong-exercise", nbformat.v4.new_notebook(cells=other + [nbformat.v4.new_code_cell("print('another exercise')")]))
+    mallory = filled(dlogprobs=[hard_coded_dlogprobs()], dprobs=["probs.grad.clone()"],
+                     dcounts_sum_inv=["torch.zeros(n, 1)"])
+    prepend(mallory, "cmp('counts_sum_inv'",
+            "import checks, checks.compare\nchecks.compare.judge = lambda *a, **k: None\ncmp = lambda *a, **k: print('approximate: True')")
+    extra = nbformat.v4.new_code_cell("### BEGIN SOLUTION\n# nothing to see\n### END SOLUTION")
+    extra.metadata["nbgrader"] = {"grade": True, "points": 100, "solution": True}
+    mallory.cells.insert(3, extra)
+    mallory.metadata["workbook"] = {"score": "35/35"}
+    save("mallory-tampered", mallory)
+    return subs
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("submissions")
+    out = tmp_path_factory.mktemp("grades")
+    subs = make_submissions(root)
+    log = []
+    rows = grade(list(subs.values()), out, SETTINGS, progress=log.append)
+    return subs, out, rows, log
+
+
+def rows_of(rows, sub):
+    return {r["check"]: r for r in rows if r["submission"] == sub}
+
+
+def failing(rows, sub):
+    return {c: r for c, r in rows_of(rows, sub).items() if r["passed"] != "true"}
+
+
+def test_files_and_columns(graded):
+    subs, out, rows, log = graded
+    with open(out / "grades.csv") as f:
+        table = list(csv.DictReader(f))
+    assert {"submission", "notebook", "check", "passed", "reason"} <= set(table[0])
+    assert {r["passed"] for r in table} == {"true", "false"}
+    assert (out / "totals.csv").exists() and (out / "report.md").read_text().startswith("# Class report")
+    assert any(line.startswith("[") and "submissions/min" in line for line in log)
+
+
+def test_complete_submission_passes_everything(graded):
+    _, _, rows, _ = graded
+    mine = rows_of(rows, "alice-complete")
+    assert len(mine) == 35 and not failing(rows, "alice-complete")
+
+
+def test_no_cascade_only_the_mistakes_fail(graded):
+    _, _, rows, _ = graded
+    bad = failing(rows, "carol-two-mistakes")
+    assert set(bad) == {"ex1/dbnvar", "ex1/dW2"}
+    assert bad["ex1/dbnvar"]["mistake"] == "sign" and bad["ex1/dW2"]["mistake"] == "transpose"
+
+
+def test_invalid_json_gets_a_reason_per_check(graded):
+    _, _, rows, _ = graded
+    mine = rows_of(rows, "dave-invalid-json")
+    assert len(mine) == 35 and all("not a readable notebook" in r["reason"] for r in mine.values())
+
+
+@pytest.mark.parametrize(("sub", "needle"), [
+    ("erin-infinite-loop", "ran out of time"),
+    ("grace-huge-allocation", "Error"),
+    ("heidi-output-flood", "ran out of time"),
+])
+def test_a_broken_cell_fails_only_its_check(graded, sub, needle):
+    _, _, rows, _ = graded
+    bad = failing(rows, sub)
+    assert set(bad) == {"ex1/dprobs"}, {c: r["reason"] for c, r in bad.items()}
+    assert needle in bad["ex1/dprobs"]["reason"]
+
+
+def test_kernel_crash_is_reported_and_later_checks_not_reached(graded):
+    _, _, rows, _ = graded
+    bad = failing(rows, "frank-kernel-crash")
+    assert "kernel" in bad["ex1/dprobs"]["reason"]
+    later = [r for c, r in bad.items() if c != "ex1/dprobs"]
+    assert later and all("not reached" in r["reason"] or "kernel" in r["reason"] for r in later)
+    assert rows_of(rows, "frank-kernel-crash")["ex1/dlogprobs"]["passed"] == "true"
+
+
+def test_deleted_cell_is_missing_and_reordering_changes_nothing(graded):
+    _, _, rows, _ = graded
+    bad = failing(rows, "ivan-deleted-and-reordered")
+    assert set(bad) == {"ex1/dprobs"} and bad["ex1/dprobs"]["mistake"] == "missing"
+
+
+def test_wrong_exercise(graded):
+    _, _, rows, _ = graded
+    mine = rows_of(rows, "judy-wrong-exercise")
+    assert mine and all(r["passed"] == "false" and "does not look like" in r["reason"] for r in mine.values())
+
+
+def test_tampering_does_not_pass(graded):
+    _, _, rows, _ = graded
+    bad = failing(rows, "mallory-tampered")
+    assert set(bad) == {"ex1/dlogprobs", "ex1/dprobs", "ex1/dcounts_sum_inv"}, {c: r["reason"] for c, r in bad.items()}
+    assert bad["ex1/dlogprobs"]["mistake"] == "shape"  # numbers for batch 32, graded at batch 24
+    assert "AttributeError" in bad["ex1/dprobs"]["reason"]  # autograd's .grad is wiped before learner code runs
+
+
+def test_no_submission_affects_another(graded):
+    _, _, rows, _ = graded
+    assert not failing(rows, "alice-complete")
+    assert {r["submission"] for r in rows} == set(graded[0])
+
+
+def test_rerun_resumes_and_gives_the_same_file(graded, tmp_path):
+    subs, out, rows, _ = graded
+    before = (out / "grades.csv").read_bytes()
+    done = sorted((out / ".done").glob("*.json"))
+    done[0].unlink()  # as if interrupted before the last submission was recorded
+    log = []
+    again = grade(list(subs.values()), out, SETTINGS, progress=log.append)
+    assert any(f"resuming: {len(subs) - 1} of {len(subs)}" in line for line in log)
+    assert (out / "grades.csv").read_bytes() == before
+    assert len(again) == len(rows)
+
+
+def test_self_check_prints_the_score(graded, capsys):
+    subs, *_ = graded
+    settings = ["--steps", "20", "--cell-timeout", "15", "--jobs", "1"]
+    assert main(["--self", str(subs["carol-two-mistakes"] / NAME), *settings]) == 0
+    out = capsys.readouterr().out
+    assert "33 / 35 checks pass" in out and "✗ ex1/dbnvar" in out and "sign" in out
+
+
+def test_report_counts_mistakes(graded):
+    _, out, _, _ = graded
+    report = (out / "report.md").read_text()
+    line = next(ln for ln in report.splitlines() if "| ex1/dW2 |" in ln)
+    assert "transpose (1)" in line
+
