@@ -71,10 +71,7 @@ class AnswerCell:
     probe: str | None
     solution: str
     template: str  # the student copy of the cell
-
-    @property
-    def checks(self) -> list[str]:
-        return [f"{self.exercise}/{n}" for n in self.names]
+    checks: list[str] = field(default_factory=list)  # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
 
 
 @dataclass
@@ -98,17 +95,24 @@ def load_exercise(path: Path) -> Exercise:
     nb = nbformat.read(path, as_version=4)
     ex = Exercise(path, nb.cells)
     section = "ex0"
+    seen: collections.Counter = collections.Counter()
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            head = cell.source.lstrip()
-            if head.startswith("# Exercise"):
-                section = "ex" + "".join(ch for ch in head.split(":")[0] if ch.isdigit())
+            m = re.match(r"#+\s*(?:Exercise\s*)?(\d+)[.:]", cell.source.lstrip())
+            if m:  # "# Exercise 2: ..." or "## 2. ...": the checks that follow are ex2/...
+                section = f"ex{m.group(1)}"
             continue
         names = answer_names(cell.source) if cell.cell_type == "code" else []
         if names:
             hints = cell.metadata.get("workbook", {})  # a probe: how to read answers that live inside a function
             names = list(hints.get("checks", names))
-            ex.answers.append(AnswerCell(i, cell.get("id"), section, names, hints.get("probe"), cell.source, stub_source(cell.source)))
+            ids = []
+            for n in names:
+                seen[f"{section}/{n}"] += 1
+                k = seen[f"{section}/{n}"]
+                ids.append(f"{section}/{n}" + (f"#{k}" if k > 1 else ""))
+            ex.answers.append(AnswerCell(i, cell.get("id"), section, names, hints.get("probe"), cell.source,
+                                         stub_source(cell.source), ids))
     return ex
 
 
@@ -118,8 +122,8 @@ PRELUDE = '''
 import builtins as __b, contextlib as __cl, io as __io, os as __os, torch as __torch
 __GRADE_OUT = __os.environ["GRADE_OUT"]
 __grade_values = {}
-def __grade_record(check_prefix, values):
-    for name, value in values.items():
+def __grade_record(values):
+    for check, value in values.items():
         if value is Ellipsis or value is None:
             value = "<...>"
         elif isinstance(value, str) and value.startswith("<"):
@@ -133,7 +137,7 @@ def __grade_record(check_prefix, values):
                 value = __torch.as_tensor(value, dtype=__torch.float64)
             except Exception:
                 value = "<" + type(value).__name__ + ">"
-        __grade_values[check_prefix + "/" + name] = value
+        __grade_values[check] = value
     __torch.save(__grade_values, __GRADE_OUT)
 def __grade_values_of(names, scope):
     return {n: scope.get(n, "<deleted>") for n in names}
@@ -156,7 +160,7 @@ def record_cell(cell: AnswerCell) -> str:
                 f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}")
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
-    return (f"{grab}\n__grade_record({cell.exercise!r}, __vals)\n"
+    return (f"{grab}\n__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n"
             f"with __grade_quiet():\n    exec(compile({cell.solution!r}, 'solution', 'exec'), globals())")
 
 
@@ -192,8 +196,8 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbfor
 
 
 def _deleted_cell(ans: AnswerCell) -> str:
-    values = {n: DELETED for n in ans.names}
-    return (f"__grade_record({ans.exercise!r}, {values!r})\n"
+    values = {c: DELETED for c in ans.checks}
+    return (f"__grade_record({values!r})\n"
             f"with __grade_quiet():\n    exec(compile({ans.solution!r}, 'solution', 'exec'), globals())")
 
 
@@ -351,7 +355,7 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
             cell_of.setdefault(check, i)
     fatal = min((i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None)
     for check in ex.checks:
-        var = check.split("/", 1)[1]
+        var = check.split("/", 1)[1].split("#")[0]
         name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
         e, y = ref.get(check), run.values.get(check)
         at = cell_of.get(check, -1)

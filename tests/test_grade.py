@@ -76,6 +76,14 @@ def make_submissions(root):
     mallory.cells.insert(3, extra)
     mallory.metadata["workbook"] = {"score": "35/35"}
     save("mallory-tampered", mallory)
+    zoe = root / "zoe-notebooks-01-02"
+    zoe.mkdir()
+    from tests import test_notebook_01 as t1
+    from tests import test_notebook_02 as t2
+
+    nbformat.write(t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS)), zoe / "01-scalar-autograd.ipynb")
+    nbformat.write(fill(nbformat.read(t2.STUDENT, as_version=4), t2.ANSWERS), zoe / "02-tensor-backprop.ipynb")
+    subs["zoe-notebooks-01-02"] = zoe
     return subs
 
 
@@ -191,6 +199,15 @@ def test_self_check_prints_the_score(graded, capsys):
     assert main(["--self", str(subs["carol-two-mistakes"] / NAME), *settings]) == 0
     out = capsys.readouterr().out
     assert "33 / 35 checks pass" in out and "✗ ex1/dbnvar" in out and "sign" in out
+
+
+def test_the_other_notebooks_are_graded_too(graded):
+    _, _, rows, _ = graded
+    mine = [r for r in rows if r["submission"] == "zoe-notebooks-01-02"]
+    by_nb = {nb: [r for r in mine if r["notebook"] == nb] for nb in ("01-scalar-autograd.ipynb", "02-tensor-backprop.ipynb")}
+    assert all(len(v) >= 15 for v in by_nb.values())
+    assert all(r["passed"] == "true" for r in mine), [r for r in mine if r["passed"] != "true"]
+    assert len({(r["notebook"], r["check"]) for r in mine}) == len(mine)  # repeated names get their own ids
 
 
 def test_report_counts_mistakes(graded):
