@@ -102,10 +102,9 @@ def load_exercise(path: Path) -> Exercise:
             if m:  # "# Exercise 2: ..." or "## 2. ...": the checks that follow are ex2/...
                 section = f"ex{m.group(1)}"
             continue
-        names = answer_names(cell.source) if cell.cell_type == "code" else []
+        hints = cell.metadata.get("workbook", {})  # a probe: how to read answers that live inside a function or class
+        names = list(hints.get("checks", [])) or (answer_names(cell.source) if cell.cell_type == "code" else [])
         if names:
-            hints = cell.metadata.get("workbook", {})  # a probe: how to read answers that live inside a function
-            names = list(hints.get("checks", names))
             ids = []
             for n in names:
                 seen[f"{section}/{n}"] += 1
@@ -141,6 +140,20 @@ def __grade_record(values):
     __torch.save(__grade_values, __GRADE_OUT)
 def __grade_values_of(names, scope):
     return {n: scope.get(n, "<deleted>") for n in names}
+def __grade_try(fn):
+    try:
+        return fn()
+    except BaseException as e:
+        return "<error: " + type(e).__name__ + ">"
+def __grade_op(V, f, xs, full=False):
+    vs = [V(x) for x in xs]
+    out = f(*vs)
+    if full:
+        out.backward()
+    else:
+        out.grad = 0.7
+        out._backward()
+    return __torch.tensor([float(v.grad) for v in vs], dtype=__torch.float64)
 def __grade_quiet():
     return __cl.redirect_stdout(__io.StringIO())
 __torch.save(__grade_values, __GRADE_OUT)

@@ -84,6 +84,12 @@ def make_submissions(root):
     nbformat.write(t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS)), zoe / "01-scalar-autograd.ipynb")
     nbformat.write(fill(nbformat.read(t2.STUDENT, as_version=4), t2.ANSWERS), zoe / "02-tensor-backprop.ipynb")
     subs["zoe-notebooks-01-02"] = zoe
+    yuri = root / "yuri-value-bug"
+    yuri.mkdir()
+    bodies = dict(t1.BODIES)
+    bodies["self * other"] = ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"]  # = for +=
+    nbformat.write(t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS), bodies), yuri / "01-scalar-autograd.ipynb")
+    subs["yuri-value-bug"] = yuri
     return subs
 
 
@@ -208,6 +214,14 @@ def test_the_other_notebooks_are_graded_too(graded):
     assert all(len(v) >= 15 for v in by_nb.values())
     assert all(r["passed"] == "true" for r in mine), [r for r in mine if r["passed"] != "true"]
     assert len({(r["notebook"], r["check"]) for r in mine}) == len(mine)  # repeated names get their own ids
+
+
+def test_the_value_class_is_graded_operation_by_operation(graded):
+    _, _, rows, _ = graded
+    bad = failing(rows, "yuri-value-bug")
+    assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}  # x * x: 3 instead of 6
+    assert bad["ex3/mul_same"]["mistake"] == "scale"
+    assert rows_of(rows, "yuri-value-bug")["ex3/mul"]["passed"] == "true"
 
 
 def test_report_counts_mistakes(graded):

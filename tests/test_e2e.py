@@ -1,0 +1,326 @@
+"""End to end, in a real browser: a learner opens notebook 03 in JupyterLab, runs it, writes an answer.
+
+JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never touched), and headless
+Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does what a learner does: open the student copy
+of 03-makemore-backprop.ipynb, wait for the kernel, Run > Run All Cells, read the checks ("not written yet") and the
+summary table, then type a right `dlogprobs` (the check passes) and a wrong one with the sign flipped (the hint names
+it). Screenshots of each state go to tests/artifacts/ (not committed).
+
+Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the reason otherwise.
+Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings), or leave it out with `-m "not e2e"`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = "03-makemore-backprop.ipynb"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = Path(os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TOKEN = "e2e-" + os.urandom(12).hex()
+
+# Timeouts (ms): generous, since a cold start imports torch and JupyterLab on a small machine; each wait ends as soon as
+# what it waits for is there.
+START = 90_000  # the server answering, the page and the kernel ready
+RUN_ALL = 120_000  # Run All Cells up to the cell that stops on a missing answer
+RUN_ONE = 60_000  # one re-run cell
+
+CHECK_LINE = r"\| exact: (True |False) \| approximate: (True |False) \| maxdiff: \S+"
+
+# Kernel ready: a kernel is attached to the notebook (not "No Kernel") and it is idle, in the toolbar and the status bar.
+KERNEL_IDLE_JS = """() => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    if (!panel) return false;
+    const name = panel.querySelector('.jp-Toolbar-kernelName');
+    const indicator = panel.querySelector('.jp-Notebook-ExecutionIndicator');
+    const bar = document.querySelector('#jp-main-statusbar');
+    return !!name && !!indicator && !!bar
+        && !/No Kernel/.test(name.textContent)
+        && indicator.getAttribute('data-status') === 'idle'
+        && /\\|\\s*Idle/.test(bar.textContent);
+}"""
+
+
+def _require_tools():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: run `bash tests/e2e_setup.sh` (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("the playwright package is not installed: run `bash tests/e2e_setup.sh` (pip install playwright)")
+    try:
+        import checks.data
+
+        checks.data.load_names()
+    except Exception as exc:  # noqa: BLE001 - any reason the data set cannot be had
+        pytest.skip(f"names.txt unavailable: {exc}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc), children first: the kernels run in sessions of their own."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class Lab:
+    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends it and its kernels."""
+
+    def __init__(self, root: Path, home: Path):
+        self.root = root
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = home / "jupyterlab.log"
+        config = home / "config"
+        # No "Would you like to get notified about official Jupyter news?" toast over the notebook, no update check.
+        settings = config / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        settings.parent.mkdir(parents=True)
+        settings.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        env = dict(
+            os.environ,
+            JUPYTER_CONFIG_DIR=str(config),  # none of the user's own server or lab settings
+            JUPYTERLAB_SETTINGS_DIR=str(config / "lab" / "user-settings"),
+            JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),  # no restored layout from an earlier session
+            JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+            WORKBOOK_STEPS=os.environ.get("WORKBOOK_STEPS", "300"),
+        )
+        cmd = [
+            sys.executable, "-m", "jupyter", "lab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.allow_root=True",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+        ]
+        self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout: float = START / 1000) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={TOKEN}", timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n{self.log_path.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        kernels = _descendants(self.proc.pid)
+        if self.proc.poll() is None:
+            try:  # a clean shutdown stops the kernels too
+                req = urllib.request.Request(f"{self.url}/api/shutdown", method="POST",
+                                             headers={"Authorization": f"token {TOKEN}"})
+                urllib.request.urlopen(req, timeout=10).close()
+                self.proc.wait(timeout=15)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if self.proc.poll() is None:
+                try:
+                    os.killpg(self.proc.pid, sig)
+                    self.proc.wait(timeout=10)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+        for pid in kernels:  # in sessions of their own, so not in the server's process group
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.log.close()
+
+
+@pytest.fixture
+def lab(tmp_path):
+    _require_tools()
+    root = tmp_path / "notebooks"
+    shutil.copytree(REPO / "notebooks", root)
+    home = tmp_path / "jupyter"
+    home.mkdir()
+    server = Lab(root, home)
+    try:
+        yield server
+    finally:
+        server.stop()
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(server.log_path, ARTIFACTS / "jupyterlab.log")
+
+
+@pytest.fixture
+def page(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            yield context.new_page()
+        finally:
+            browser.close()
+
+
+def _cell_index(source_start: str) -> int:
+    """The index, among all cells, of the one cell of notebook 03 whose source starts with ``source_start``."""
+    cells = json.loads((REPO / "notebooks" / NOTEBOOK).read_text())["cells"]
+    found = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith(source_start)]
+    assert len(found) == 1, f"{len(found)} cells of {NOTEBOOK} start with {source_start!r}"
+    return found[0]
+
+
+def _editor_text(cell) -> str:
+    return cell.locator(".cm-content").evaluate("e => Array.from(e.querySelectorAll('.cm-line'), l => l.textContent).join('\\n')")
+
+
+def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
+    from playwright.sync_api import expect
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):  # only this run's pictures
+        old.unlink()
+    committed = (REPO / "notebooks" / NOTEBOOK).read_bytes()
+    nb = json.loads(committed)
+    i_logprobs = _cell_index("dlogprobs = ...")
+    i_probs = _cell_index("dprobs = ...")
+    i_summary = _cell_index("summary()")
+    i_stop = _cell_index('require("exercise 2"')
+    todo_line = "".join(nb["cells"][i_logprobs]["source"]).splitlines()[0]
+    assert todo_line.startswith("dlogprobs = ...  # TODO:")
+
+    try:
+        lab.wait_ready()
+        page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}?token={TOKEN}", timeout=START)
+        cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+        expect(cells).to_have_count(len(nb["cells"]), timeout=START)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=START)
+        opened = time.perf_counter() - lab.started
+
+        # Run > Run All Cells, through the menu bar as a learner would.
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator(".lm-Menu").get_by_text("Run All Cells", exact=True).click()
+
+        logprobs_cell, probs_cell = cells.nth(i_logprobs), cells.nth(i_probs)
+        logprobs_out = logprobs_cell.locator(".jp-OutputArea-output")
+        expect(logprobs_out).to_contain_text("not written yet", timeout=RUN_ALL)
+        first_check = time.perf_counter() - lab.started
+        logprobs_cell.scroll_into_view_if_needed()
+        expect(logprobs_out.first).to_be_visible()
+        expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+" + CHECK_LINE))
+        expect(logprobs_out).to_contain_text("approximate: False")
+        expect(logprobs_out).to_contain_text("✗ missing: not written yet: replace the `...` with dlogprobs, a tensor of shape (32, 27).")
+        expect(probs_cell.locator(".jp-OutputArea-output")).to_contain_text("✗ missing: not written yet", timeout=RUN_ALL)
+
+        # Run All stops at the first cell that needs an answer: exercise 2's plot, after the summary.
+        stop_cell = cells.nth(i_stop)
+        expect(stop_cell.locator(".jp-OutputArea-output")).to_contain_text("NotWritten: write dlogits in exercise 2 first", timeout=RUN_ALL)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ALL)
+        all_run = time.perf_counter() - lab.started
+
+        # Every check of exercise 1 says "not written yet" (26 of them), and the summary is an HTML table.
+        outputs = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output")
+        text = "\n".join(outputs.all_text_contents())
+        assert len(re.findall(r"✗ missing: not written yet", text)) >= 26, text[:3000]
+        summary_cell = cells.nth(i_summary)
+        table = summary_cell.locator(".jp-OutputArea-output table")
+        expect(table).to_have_count(1, timeout=RUN_ALL)
+        summary_cell.scroll_into_view_if_needed()
+        expect(table).to_be_visible()
+        expect(table).to_contain_text("logprobs")
+        expect(table).to_contain_text("missing")
+        expect(summary_cell.locator(".jp-OutputArea-output")).to_contain_text("0 / 26 checks pass")
+        assert table.locator("tr").count() >= 26 + 1, table.inner_html()[:2000]
+
+        logprobs_cell.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.screenshot(path=str(ARTIFACTS / "01-not-written.png"))
+        summary_cell.screenshot(path=str(ARTIFACTS / "02-summary-table.png"))
+
+        def answer(line: str) -> None:
+            """Replace the TODO line of the dlogprobs cell with ``line`` in its editor, then Shift+Enter."""
+            source = _editor_text(logprobs_cell).splitlines()
+            source[0] = line
+            logprobs_cell.locator(".cm-content").click()
+            expect(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook.jp-mod-editMode")).to_have_count(1)
+            page.keyboard.press("Control+a")  # in the cell's editor: select the cell's whole text
+            page.keyboard.insert_text("\n".join(source))  # inserted as is: no auto-indent, no auto-closed brackets
+            assert _editor_text(logprobs_cell) == "\n".join(source)
+            page.keyboard.press("Shift+Enter")
+
+        # A right answer: the check passes.
+        answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = -1.0 / n")
+        expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
+        expect(logprobs_out).not_to_contain_text("✗")
+        expect(logprobs_out).not_to_contain_text("not written yet")
+        logprobs_cell.scroll_into_view_if_needed()
+        expect(logprobs_out.first).to_be_visible()
+        logprobs_cell.screenshot(path=str(ARTIFACTS / "03-pass.png"))
+
+        # The sign flipped: the check fails and names the mistake.
+        answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = 1.0 / n")
+        expect(logprobs_out).to_contain_text("✗ sign:", timeout=RUN_ONE)
+        expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+\| exact: False \| approximate: False "))
+        expect(logprobs_out).to_contain_text("Mismatched elements")
+        logprobs_cell.scroll_into_view_if_needed()
+        expect(logprobs_out.first).to_be_visible()
+        logprobs_cell.screenshot(path=str(ARTIFACTS / "04-sign-hint.png"))
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
+        raise
+
+    # The committed notebooks are untouched: the server only ever saw the temporary copy.
+    assert (REPO / "notebooks" / NOTEBOOK).read_bytes() == committed
+    total = time.perf_counter() - lab.started
+    timings = (f"[e2e] from starting JupyterLab: notebook open with an idle kernel {opened:.1f} s, first check visible "
+               f"{first_check:.1f} s, Run All done {all_run:.1f} s, the whole test {total:.1f} s")
+    (ARTIFACTS / "timings.txt").write_text(timings + "\n")
+    with capsys.disabled():
+        print("\n" + timings)
