@@ -1,0 +1,420 @@
+"""The makemore training step with the hand-written backward pass against the same step with ``loss.backward()``.
+
+Run from the repository root (no install needed beyond torch; names.txt is downloaded on first use)::
+
+    python bench/bench_train.py                 # the steps and checks.cmp: about two minutes on 2 cores
+    python bench/bench_train.py --full          # also the 200,000 steps of exercise 4 (twice) and pytest --nbval over
+                                                # solutions/: about five minutes more
+    python bench/bench_train.py --quick         # a tenth of the steps, for a smoke test
+    python bench/bench_train.py --threads 2     # torch threads for every variant (default 1)
+
+The model is exercise 4 of ``solutions/03-makemore-backprop.ipynb``: embedding (27 x 10), linear, batch norm, tanh,
+linear, cross-entropy, updated by SGD. One *step* is the forward pass, the backward pass and the update on one
+minibatch drawn beforehand (drawing it is the same for every variant and is left out). The variants:
+
+- ``hand``: the notebook's own ``step`` function, read from the notebook and executed as it stands (fused cross-entropy
+  and fused batch-norm gradients, no graph: everything under ``torch.no_grad()``), then the notebook's update
+  ``p.data += -lr * grad``;
+- ``autograd``: the same forward pass with the parameters requiring grad, ``p.grad = None``, ``loss.backward()``, then
+  the same update;
+- ``hand, tuned`` and ``autograd, tuned``: the same mathematics in fewer operations (``addmm``, ``var_mean``,
+  ``rsqrt``, ``addcmul``, ``log_softmax`` and ``nll_loss``, and one ``torch._foreach_add_`` for the update of all seven
+  parameters; the hand-written backward also reuses the two batch sums it already has for ``dbngain`` and
+  ``dbnbias``); the autograd side gets the same forward pass and update, so the pair compares like with like.
+
+Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of the same initial
+parameters and runs a warm-up, then the variants take turns in blocks of 50 steps (interleaved, so a change in the
+machine's load hits all of them) until each has run ``--steps`` steps; every step is timed on its own with
+``time.perf_counter_ns`` and the table gives medians and the 10th and 90th percentiles. Operations are counted with a
+``TorchDispatchMode``: every ATen operator that reaches the dispatcher in one step, the ones the autograd engine runs
+during ``backward()`` included (views such as ``.T`` and ``.view`` count as operators too).
+
+``checks.cmp`` is timed with ``bench/bench_cmp.py``'s own functions, on a right and on a wrong (sign) answer. Nothing is
+asserted; compare ratios from one run rather than absolute times across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
+sys.path.insert(0, str(ROOT / "bench"))
+
+import bench_cmp  # noqa: E402
+
+from checks import load_names, require, split_dataset  # noqa: E402
+
+NOTEBOOK = ROOT / "solutions" / "03-makemore-backprop.ipynb"
+N_EMBD, BLOCK, VOCAB, LR, SEED = 10, 3, 27, 0.1, 2147483647
+NAMES = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]
+
+
+# ---------------------------------------------------------------- the model and the four steps
+
+
+def init_params(n_hidden: int) -> dict[str, torch.Tensor]:
+    """Exercise 4's initialisation, from the notebook's default seed."""
+    g = torch.Generator().manual_seed(SEED)
+    p = {
+        "C": torch.randn((VOCAB, N_EMBD), generator=g),
+        "W1": torch.randn((N_EMBD * BLOCK, n_hidden), generator=g) * (5 / 3) / ((N_EMBD * BLOCK) ** 0.5),
+        "b1": torch.randn(n_hidden, generator=g) * 0.1,
+        "W2": torch.randn((n_hidden, VOCAB), generator=g) * 0.1,
+        "b2": torch.randn(VOCAB, generator=g) * 0.1,
+        "bngain": torch.randn((1, n_hidden), generator=g) * 0.1 + 1.0,
+        "bnbias": torch.randn((1, n_hidden), generator=g) * 0.1,
+    }
+    for t in p.values():
+        t.requires_grad_(True)
+    return p
+
+
+def notebook_step_source() -> str:
+    """The source of the cell of solutions/03 that defines ``step``."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def step(")]
+    if len(cells) != 1:
+        raise SystemExit(f"expected one cell defining step() in {NOTEBOOK}, found {len(cells)}")
+    return cells[0]
+
+
+def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Tensor]]:
+    """The notebook's step, bound to its own parameters, and the notebook's update."""
+    p = init_params(n_hidden)
+    scope = {"torch": torch, "F": F, "require": require, "n_embd": N_EMBD, **p}
+    exec(compile(source, str(NOTEBOOK), "exec"), scope)
+    step, parameters = scope["step"], [p[k] for k in NAMES]
+
+    def run(Xb, Yb):
+        with torch.no_grad():
+            loss, grads = step(Xb, Yb)
+            for q, grad in zip(parameters, grads, strict=True):
+                q.data += -LR * grad
+        return loss
+
+    return run, p
+
+
+def autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
+    """The notebook's forward pass, loss.backward(), the notebook's update."""
+    p = init_params(n_hidden)
+    C, W1, b1, W2, b2, bngain, bnbias = (p[k] for k in NAMES)
+    parameters = [p[k] for k in NAMES]
+
+    def run(Xb, Yb):
+        emb = C[Xb]
+        embcat = emb.view(emb.shape[0], -1)
+        hprebn = embcat @ W1 + b1
+        bnmeani = hprebn.mean(0, keepdim=True)
+        bnvar = hprebn.var(0, keepdim=True, unbiased=True)
+        bnvar_inv = (bnvar + 1e-5)**-0.5
+        bnraw = (hprebn - bnmeani) * bnvar_inv
+        hpreact = bngain * bnraw + bnbias
+        h = torch.tanh(hpreact)
+        logits = h @ W2 + b2
+        loss = F.cross_entropy(logits, Yb)
+        for q in parameters:
+            q.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for q in parameters:
+                q.data += -LR * q.grad
+        return loss
+
+    return run, p
+
+
+def tuned_forward(p: dict[str, torch.Tensor], Xb: torch.Tensor):
+    n = Xb.shape[0]
+    embcat = p["C"][Xb].view(n, -1)
+    hprebn = torch.addmm(p["b1"], embcat, p["W1"])
+    bnvar, bnmeani = torch.var_mean(hprebn, 0, keepdim=True, correction=1)
+    bnvar_inv = torch.rsqrt(bnvar + 1e-5)
+    bnraw = (hprebn - bnmeani) * bnvar_inv
+    h = torch.tanh(torch.addcmul(p["bnbias"], p["bngain"], bnraw))
+    logits = torch.addmm(p["b2"], h, p["W2"])
+    return embcat, bnvar_inv, bnraw, h, logits
+
+
+def tuned_hand_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
+    """The same mathematics as the notebook's step in fewer operations, no graph."""
+    p = init_params(n_hidden)
+    C, W1, W2, bngain = p["C"], p["W1"], p["W2"], p["bngain"]
+    W1T, W2T = W1.t(), W2.t()  # views: they follow the in-place updates
+    order = [p[k] for k in NAMES]
+    minus_one: dict[int, torch.Tensor] = {}
+
+    def run(Xb, Yb):
+        n = Xb.shape[0]
+        if n not in minus_one:
+            minus_one[n] = torch.full((n, 1), -1.0)
+        with torch.no_grad():
+            embcat, bnvar_inv, bnraw, h, logits = tuned_forward(p, Xb)
+            logp = torch.log_softmax(logits, 1)
+            loss = F.nll_loss(logp, Yb)
+            # cross-entropy, fused: (softmax - onehot) / n
+            dlogits = logp.exp_().scatter_add_(1, Yb.view(-1, 1), minus_one[n]).div_(n)
+            dh = dlogits @ W2T
+            dW2 = h.t() @ dlogits
+            db2 = dlogits.sum(0)
+            dhpreact = torch.addcmul(dh, dh, h * h, value=-1.0)  # (1 - h**2) * dh
+            dbngain = (bnraw * dhpreact).sum(0, keepdim=True)
+            dbnbias = dhpreact.sum(0, keepdim=True)
+            # batch norm, fused: bngain * bnvar_inv * (dy - sum(dy) / n - bnraw * sum(dy * bnraw) / (n - 1)), sums reused
+            dhprebn = torch.addcmul(dhpreact, bnraw, dbngain, value=-1 / (n - 1)).sub_(dbnbias, alpha=1 / n).mul_(bngain * bnvar_inv)
+            dembcat = dhprebn @ W1T
+            dW1 = embcat.t() @ dhprebn
+            db1 = dhprebn.sum(0)
+            dC = torch.zeros_like(C).index_add_(0, Xb.view(-1), dembcat.view(-1, N_EMBD))
+            torch._foreach_add_(order, [dC, dW1, db1, dW2, db2, dbngain, dbnbias], alpha=-LR)
+        return loss
+
+    return run, p
+
+
+def tuned_autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
+    """The tuned forward pass, loss.backward(), the in-place update."""
+    p = init_params(n_hidden)
+    order = [p[k] for k in NAMES]
+
+    def run(Xb, Yb):
+        logits = tuned_forward(p, Xb)[-1]
+        loss = F.cross_entropy(logits, Yb)
+        for q in order:
+            q.grad = None
+        loss.backward()
+        with torch.no_grad():
+            torch._foreach_add_(order, [q.grad for q in order], alpha=-LR)
+        return loss
+
+    return run, p
+
+
+VARIANTS = {
+    "hand": lambda h, src: hand_step(h, src),
+    "autograd": lambda h, src: autograd_step(h),
+    "hand, tuned": lambda h, src: tuned_hand_step(h),
+    "autograd, tuned": lambda h, src: tuned_autograd_step(h),
+}
+
+
+# ---------------------------------------------------------------- measuring
+
+
+class CountOps(TorchDispatchMode):
+    """Counts every ATen operator that reaches the dispatcher while it is active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: collections.Counter = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func.overloadpacket)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def count_ops(run: Callable, Xb: torch.Tensor, Yb: torch.Tensor) -> collections.Counter:
+    counter = CountOps()
+    with counter:
+        run(Xb, Yb)
+    return counter.ops
+
+
+def check_same_gradients(n_hidden: int, source: str, Xb: torch.Tensor, Yb: torch.Tensor) -> float:
+    """All four variants take one step from the same start: the largest difference between their new parameters."""
+    after = []
+    for make in VARIANTS.values():
+        run, p = make(n_hidden, source)
+        run(Xb, Yb)
+        after.append(torch.cat([p[k].detach().flatten() for k in NAMES]))
+    return max((a - after[0]).abs().max().item() for a in after[1:])
+
+
+def percentile(xs: list[int], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q / 100 * (len(xs) - 1))))] / 1e3
+
+
+def time_steps(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> dict:
+    g = torch.Generator().manual_seed(42)
+    pool = [torch.randint(0, Xtr.shape[0], (batch,), generator=g) for _ in range(256)]
+    batches = [(Xtr[ix], Ytr[ix]) for ix in pool]
+    runs = {name: make(n_hidden, source)[0] for name, make in VARIANTS.items()}
+    for run in runs.values():  # warm-up
+        for Xb, Yb in batches[:50]:
+            run(Xb, Yb)
+    times: dict[str, list[int]] = {name: [] for name in runs}
+    block, k = 50, 0
+    while min(len(t) for t in times.values()) < steps:
+        for name, run in runs.items():  # the variants take turns, block by block
+            for _ in range(block):
+                Xb, Yb = batches[k % len(batches)]
+                k += 1
+                t0 = time.perf_counter_ns()
+                run(Xb, Yb)
+                times[name].append(time.perf_counter_ns() - t0)
+    Xb, Yb = batches[0]
+    ops = {name: count_ops(make(n_hidden, source)[0], Xb, Yb) for name, make in VARIANTS.items()}
+    return {"times": times, "ops": ops, "maxdiff": check_same_gradients(n_hidden, source, Xb, Yb)}
+
+
+def step_table(results: list[tuple[int, int, dict]]) -> str:
+    head = f"{'batch':>5s} {'hidden':>6s}  {'variant':16s} {'median µs':>10s} {'p10 µs':>8s} {'p90 µs':>8s} {'steps':>6s} {'ops':>4s}"
+    lines = [head, "-" * len(head)]
+    for batch, hidden, r in results:
+        for name, ts in r["times"].items():
+            ops = sum(r["ops"][name].values())
+            lines.append(f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} {percentile(ts, 10):8.1f} "
+                         f"{percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}")
+        lines.append("")
+    lines.append("ratios of the medians (hand / autograd), and of the operation counts:")
+    for batch, hidden, r in results:
+        med = {name: percentile(ts, 50) for name, ts in r["times"].items()}
+        ops = {name: sum(c.values()) for name, c in r["ops"].items()}
+        lines.append(f"  batch {batch:3d} / hidden {hidden:3d}:  notebook's step {med['hand'] / med['autograd']:.2f}x "
+                     f"({ops['hand']} vs {ops['autograd']} ops)   tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
+                     f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
+                     f"largest difference between the variants' parameters after one step: {r['maxdiff']:.1e}")
+    return "\n".join(lines)
+
+
+def op_breakdown(ops: dict[str, collections.Counter]) -> str:
+    names = sorted(set().union(*ops.values()), key=lambda k: (-max(c[k] for c in ops.values()), k))
+    head = f"{'operator':28s}" + "".join(f"{v:>17s}" for v in ops)
+    lines = [head, "-" * len(head)]
+    for k in names:
+        lines.append(f"{k:28s}" + "".join(f"{c[k]:17d}" for c in ops.values()))
+    lines.append(f"{'total':28s}" + "".join(f"{sum(c.values()):17d}" for c in ops.values()))
+    return "\n".join(lines)
+
+
+def where_the_notebook_step_loses(reps: int) -> str:
+    """Two lines of the notebook's step and update against leaner ways of writing them, at batch 32 / hidden 200."""
+    n = 32
+    g = torch.Generator().manual_seed(0)
+    d, Yb, rows = torch.randn((n, VOCAB), generator=g), torch.randint(0, VOCAB, (n,), generator=g), torch.arange(n)
+    p, grad = torch.randn((200, VOCAB), generator=g, requires_grad=True), torch.randn((200, VOCAB), generator=g)
+
+    def median(fn: Callable) -> float:
+        with torch.no_grad():
+            for _ in range(100):
+                fn()
+            ts = []
+            for _ in range(reps):
+                t0 = time.perf_counter_ns()
+                fn()
+                ts.append(time.perf_counter_ns() - t0)
+        return percentile(ts, 50)
+
+    def by_range():
+        d[range(n), Yb] -= 1
+
+    def by_tensor():
+        d[rows, Yb] -= 1
+
+    def data_update():
+        p.data += -LR * grad
+
+    def add_update():
+        p.add_(grad, alpha=-LR)
+
+    return "\n".join([
+        f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   with a tensor of row indices made once: "
+        f"{median(by_tensor):6.1f} µs",
+        f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   p.add_(grad, alpha=-lr): "
+        f"{median(add_update):6.1f} µs",
+    ])
+
+
+def cmp_cost(scale: float) -> str:
+    """checks.cmp on a right and on a wrong answer, with bench_cmp's graph and timer."""
+    env = bench_cmp.build_graph(retain_graph=True)
+    a, s, ea = env["a"], env["s"], env["ea"]
+    with torch.no_grad():
+        da = s + ea * a.sum(1, keepdim=True)
+    reps = max(20, int(2000 * scale))
+    rows = bench_cmp.run_case("right (by hand, rounding)", "a", da, a, reps)
+    rows += bench_cmp.run_case("wrong (sign)", "a", -da, a, max(10, int(500 * scale)))
+    return bench_cmp.table(rows)
+
+
+def full_runs(source: str, Xtr, Ytr) -> list[str]:
+    lines = []
+    for name in ("hand", "autograd"):
+        run, _ = VARIANTS[name](200, source)
+        g = torch.Generator().manual_seed(SEED)
+        started = time.perf_counter()
+        for _ in range(200_000):
+            ix = torch.randint(0, Xtr.shape[0], (32,), generator=g)
+            loss = run(Xtr[ix], Ytr[ix])
+            loss.log10().item()  # the notebook logs every step's loss
+        seconds = time.perf_counter() - started
+        lines.append(f"exercise 4, 200,000 steps at batch 32 / hidden 200, {name:8s}: {seconds:7.1f} s "
+                     f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, as in the notebook)")
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "solutions/", "-q", "-p", "no:cacheprovider"],
+                          cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
+    steps = os.environ.get("WORKBOOK_STEPS", "2000 (conftest.py)")
+    lines.append(f"pytest --nbval over solutions/ (WORKBOOK_STEPS={steps}): {seconds:.1f} s wall: {last}")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1, help="torch threads, the same for every variant (default 1)")
+    ap.add_argument("--steps", type=int, default=3000, help="timed steps per variant and configuration")
+    ap.add_argument("--full", action="store_true", help="also the full exercise 4 (200,000 steps) and pytest --nbval over solutions/")
+    ap.add_argument("--quick", action="store_true", help="a tenth of the steps and cmp repetitions, for a smoke test")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    steps = max(100, args.steps // 10) if args.quick else args.steps
+
+    print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
+    print(f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
+    print(f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}")
+    print(f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}")
+    print()
+
+    split = split_dataset(load_names(), BLOCK)
+    source = notebook_step_source()
+    results = []
+    for batch, hidden in [(32, 200), (512, 256)]:
+        results.append((batch, hidden, time_steps(batch, hidden, steps, source, split.Xtr, split.Ytr)))
+    print("one training step (forward, backward, update), microseconds per step:")
+    print(step_table(results))
+    print()
+    print("where the notebook's step spends time it need not (medians):")
+    print(where_the_notebook_step_loses(300 if args.quick else 3000))
+    print()
+    print("operators per step at batch 32 / hidden 200 (TorchDispatchMode):")
+    print(op_breakdown(results[0][2]["ops"]))
+    print()
+    print("checks.cmp on a (32, 64) float32 gradient (bench_cmp.run_case):")
+    print(cmp_cost(0.1 if args.quick else 1.0))
+    if args.full:
+        print()
+        for line in full_runs(source, split.Xtr, split.Ytr):
+            print(line)
+    print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
