@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench_cmp  # noqa: E402
 
 from checks import load_names, require, split_dataset  # noqa: E402
+from tests import makemore  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "03-makemore-backprop.ipynb"
 N_EMBD, BLOCK, VOCAB, LR, SEED = 10, 3, 27, 0.1, 2147483647
@@ -68,20 +69,8 @@ NAMES = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]
 
 
 def init_params(n_hidden: int) -> dict[str, torch.Tensor]:
-    """Exercise 4's initialisation, from the notebook's default seed."""
-    g = torch.Generator().manual_seed(SEED)
-    p = {
-        "C": torch.randn((VOCAB, N_EMBD), generator=g),
-        "W1": torch.randn((N_EMBD * BLOCK, n_hidden), generator=g) * (5 / 3) / ((N_EMBD * BLOCK) ** 0.5),
-        "b1": torch.randn(n_hidden, generator=g) * 0.1,
-        "W2": torch.randn((n_hidden, VOCAB), generator=g) * 0.1,
-        "b2": torch.randn(VOCAB, generator=g) * 0.1,
-        "bngain": torch.randn((1, n_hidden), generator=g) * 0.1 + 1.0,
-        "bnbias": torch.randn((1, n_hidden), generator=g) * 0.1,
-    }
-    for t in p.values():
-        t.requires_grad_(True)
-    return p
+    """Exercise 4's initialisation, from the notebook's default seed (the tests' copy of the lecture's init)."""
+    return makemore.init_params(VOCAB, BLOCK, N_EMBD, n_hidden, SEED)
 
 
 def notebook_step_source() -> str:

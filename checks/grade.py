@@ -173,8 +173,12 @@ def record_cell(cell: AnswerCell) -> str:
                 f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}")
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
-    return (f"{grab}\n__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n"
-            f"with __grade_quiet():\n    exec(compile({cell.solution!r}, 'solution', 'exec'), globals())")
+    return f"{grab}\n__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n" + _restore(cell)
+
+
+def _restore(ans: AnswerCell) -> str:
+    """Grader code that runs the instructor's cell, quietly, so later answers get a correct upstream."""
+    return f"with __grade_quiet():\n    exec(compile({ans.solution!r}, 'solution', 'exec'), globals())"
 
 
 def _wipes_after(cell: nbformat.NotebookNode) -> bool:
@@ -210,8 +214,7 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbfor
 
 def _deleted_cell(ans: AnswerCell) -> str:
     values = {c: DELETED for c in ans.checks}
-    return (f"__grade_record({values!r})\n"
-            f"with __grade_quiet():\n    exec(compile({ans.solution!r}, 'solution', 'exec'), globals())")
+    return f"__grade_record({values!r})\n" + _restore(ans)
 
 
 # ---------------------------------------------------------------- reading a submission

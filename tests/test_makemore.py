@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,8 +11,6 @@ import torch
 import checks
 from tests import makemore as mm
 from tests.catalog import CATALOG
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "names.txt"
 
 
 @pytest.fixture(scope="module", autouse=True)
