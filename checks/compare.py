@@ -8,10 +8,15 @@ and returns a :class:`Result`. ``approximate`` is the verdict: the answer has ex
 shape of ``t`` (no broadcasting) and ``torch.allclose(dt, t.grad)`` holds with its default
 tolerances (rtol=1e-5, atol=1e-8). When it fails, a second line names the mistake (one word
 from ``checks.MISTAKES``) with a hint, and a third points at the worst element.
+
+In a terminal the report is printed as plain text. In Jupyter it is shown with both a ``text/plain``
+(the same lines, which nbval compares) and a ``text/html`` form: a green ✓ for a pass, a red ✗ for a
+mistake, a grey ✗ for an answer not written yet.
 """
 
 from __future__ import annotations
 
+import html
 import math
 import sys
 from dataclasses import dataclass
@@ -70,11 +75,26 @@ class Result:
 
     __str__ = report
 
+    def html(self) -> str:
+        """The same lines for Jupyter: a coloured bar and symbol (green ✓ pass, red ✗ fail, grey ✗ not written yet)."""
+        colour = _colour(self)
+        lines = [f"{_b(colour, '✓' if self.ok else '✗')} {_esc(self.line())}"]
+        if not self.ok:
+            lines.append(_b(colour, f"  ✗ {_esc(self.mistake or 'fail')}:") + f" {_esc(self.hint or '')}")
+            if self.where:
+                lines.append(f"    {_esc(self.where)}")
+        elif self.note:
+            lines.append(f"  ✓ {_esc(self.note)}")
+        style = (f"margin:0;padding:1px 6px;border-left:4px solid {colour};background:{_TINT[colour]};"
+                 "white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere")
+        kind = "pass" if self.ok else "fail"
+        return f"<pre class='workbook-check workbook-{kind}' style='{style}'>" + "\n".join(lines) + "</pre>"
+
     def _ipython_display_(self) -> None:
-        # cmp() already printed this result in the current cell: do not echo it a second time.
+        # cmp() already showed this result in the current cell: do not echo it a second time.
         if self._shown_in is not None and self._shown_in == _execution_count():
             return
-        print(self.report())
+        _show(self)
 
     _shown_in: int | None = None
 
@@ -268,9 +288,37 @@ def record(res: Result, quiet: bool = False) -> Result:
     _, tries = _RESULTS.get(res.name, (None, 0))
     _RESULTS[res.name] = (res, tries + 1)  # keeps its first-run place
     if not quiet:
-        print(res.report())
+        _show(res)
         res._shown_in = _execution_count()
     return res
+
+
+# Colours that read on JupyterLab's light and dark themes alike (and in Colab, which has no --jp variables).
+PASS, FAIL, TODO = "#1a7f37", "#cf222e", "#8c959f"
+_LEFT = "style='text-align:left'"
+_TINT = {PASS: "rgba(26,127,55,0.10)", FAIL: "rgba(207,34,46,0.10)", TODO: "rgba(140,149,159,0.12)"}
+
+
+def _colour(res: Result) -> str:
+    return PASS if res.ok else TODO if res.mistake == "missing" else FAIL
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _b(colour: str, text: str) -> str:
+    return f"<span style='color:{colour};font-weight:bold'>{text}</span>"
+
+
+def _show(res: Result) -> None:
+    """Print the report in a terminal; in Jupyter show it coloured, with the same plain text for nbval and copies."""
+    if _in_notebook():
+        from IPython.display import publish_display_data
+
+        publish_display_data({"text/plain": res.report(), "text/html": res.html()})
+    else:
+        print(res.report())
 
 
 def results() -> list[Result]:
@@ -305,21 +353,20 @@ class Summary:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        import html
-
         cells = []
         for r, tries in self.rows:
-            colour = "#1a7f37" if r.ok else "#cf222e"
+            colour = _colour(r)
             md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
             hint = html.escape(r.hint or r.note or "")
+            status = f"{'✓' if r.ok else '✗'} {html.escape(r.status)}"
             cells.append(
-                f"<tr><td><code>{html.escape(r.name)}</code></td>"
-                f"<td style='color:{colour};font-weight:bold'>{'✓' if r.ok else '✗'} {html.escape(r.status)}</td>"
-                f"<td>{md}</td><td>{tries}</td><td style='text-align:left'>{hint}</td></tr>"
+                f"<tr><td {_LEFT}><code>{html.escape(r.name)}</code></td>"
+                f"<td style='text-align:left;white-space:nowrap;color:{colour};font-weight:bold'>{status}</td>"
+                f"<td>{md}</td><td>{tries}</td><td {_LEFT}>{hint}</td></tr>"
             )
         return (
-            "<table><thead><tr><th>check</th><th>status</th><th>maxdiff</th><th>tries</th><th>hint</th></tr></thead>"
-            f"<tbody>{''.join(cells)}</tbody></table><p>{self.passed} / {len(self.rows)} checks pass</p>"
+            f"<table><thead><tr><th {_LEFT}>check</th><th {_LEFT}>status</th><th>maxdiff</th><th>tries</th><th {_LEFT}>hint</th>"
+            f"</tr></thead><tbody>{''.join(cells)}</tbody></table><p>{self.passed} / {len(self.rows)} checks pass</p>"
         )
 
 

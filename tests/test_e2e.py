@@ -3,8 +3,9 @@
 JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never touched), and headless
 Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does what a learner does: open the student copy
 of 03-makemore-backprop.ipynb, wait for the kernel, Run > Run All Cells, read the checks ("not written yet") and the
-summary table, then type a right `dlogprobs` (the check passes) and a wrong one with the sign flipped (the hint names
-it). Screenshots of each state go to tests/artifacts/ (not committed).
+summary table, then type a right `dlogprobs` (the check passes, green ✓) and a wrong one with the sign flipped (red ✗,
+and the hint names it). Screenshots of each state go to tests/artifacts/ (not committed); with
+WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/, which the README shows.
 
 Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the reason otherwise.
 Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings), or leave it out with `-m "not e2e"`.
@@ -26,11 +27,14 @@ from pathlib import Path
 
 import pytest
 
+from checks.compare import FAIL, PASS, TODO
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "03-makemore-backprop.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # the README's pictures
 CHROMIUM = Path(os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -103,33 +107,39 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Lab:
-    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends it and its kernels."""
+    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends it and its kernels.
 
-    def __init__(self, root: Path, home: Path):
+    ``python`` runs the server (default: this interpreter); ``env`` is the environment to start from (default: this
+    process's, with WORKBOOK_STEPS=300 unless set). Either way the server gets no user settings, news or update check.
+    """
+
+    def __init__(self, root: Path, home: Path, python: str = sys.executable, env: dict[str, str] | None = None):
         self.root = root
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.token = TOKEN
         self.log_path = home / "jupyterlab.log"
         config = home / "config"
         # No "Would you like to get notified about official Jupyter news?" toast over the notebook, no update check.
         settings = config / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
         settings.parent.mkdir(parents=True)
         settings.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        if env is None:
+            env = dict(os.environ, WORKBOOK_STEPS=os.environ.get("WORKBOOK_STEPS", "300"))
         env = dict(
-            os.environ,
+            env,
             JUPYTER_CONFIG_DIR=str(config),  # none of the user's own server or lab settings
             JUPYTERLAB_SETTINGS_DIR=str(config / "lab" / "user-settings"),
             JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),  # no restored layout from an earlier session
             JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-            WORKBOOK_STEPS=os.environ.get("WORKBOOK_STEPS", "300"),
         )
         cmd = [
-            sys.executable, "-m", "jupyter", "lab",
+            python, "-m", "jupyter", "lab",
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
             "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={TOKEN}",
+            f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={root}",
             "--ServerApp.allow_root=True",
             "--LabApp.news_url=None",
@@ -147,7 +157,7 @@ class Lab:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_path.read_text()[-3000:]}")
             try:
-                with urllib.request.urlopen(f"{self.url}/api/status?token={TOKEN}", timeout=5) as resp:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=5) as resp:
                     if resp.status == 200:
                         return
             except OSError:
@@ -160,7 +170,7 @@ class Lab:
         if self.proc.poll() is None:
             try:  # a clean shutdown stops the kernels too
                 req = urllib.request.Request(f"{self.url}/api/shutdown", method="POST",
-                                             headers={"Authorization": f"token {TOKEN}"})
+                                             headers={"Authorization": f"token {self.token}"})
                 urllib.request.urlopen(req, timeout=10).close()
                 self.proc.wait(timeout=15)
             except (OSError, subprocess.TimeoutExpired):
@@ -217,6 +227,23 @@ def _cell_index(source_start: str) -> int:
     return found[0]
 
 
+def _rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def expect_colour(cell, kind: str, colour: str) -> None:
+    """The cell shows exactly one check, marked as ``kind`` (pass/fail), with a bar and a symbol in ``colour``."""
+    from playwright.sync_api import expect
+
+    check = cell.locator(".jp-OutputArea-output .workbook-check")
+    expect(check).to_have_count(1)
+    expect(check).to_have_class(re.compile(rf"\bworkbook-{kind}\b"))
+    expect(check).to_have_css("border-left-color", _rgb(colour))
+    expect(check.locator("span").first).to_have_css("color", _rgb(colour))
+    expect(check.locator("span").first).to_have_text("✓" if kind == "pass" else "✗")
+
+
 def _editor_text(cell) -> str:
     return cell.locator(".cm-content").evaluate("e => Array.from(e.querySelectorAll('.cm-line'), l => l.textContent).join('\\n')")
 
@@ -257,6 +284,7 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+" + CHECK_LINE))
         expect(logprobs_out).to_contain_text("approximate: False")
         expect(logprobs_out).to_contain_text("✗ missing: not written yet: replace the `...` with dlogprobs, a tensor of shape (32, 27).")
+        expect_colour(logprobs_cell, "fail", TODO)  # not written yet: grey, not red
         expect(probs_cell.locator(".jp-OutputArea-output")).to_contain_text("✗ missing: not written yet", timeout=RUN_ALL)
 
         # Run All stops at the first cell that needs an answer: exercise 2's plot, after the summary.
@@ -299,6 +327,7 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
         expect(logprobs_out).not_to_contain_text("✗")
         expect(logprobs_out).not_to_contain_text("not written yet")
+        expect_colour(logprobs_cell, "pass", PASS)
         logprobs_cell.scroll_into_view_if_needed()
         expect(logprobs_out.first).to_be_visible()
         logprobs_cell.screenshot(path=str(ARTIFACTS / "03-pass.png"))
@@ -308,6 +337,7 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out).to_contain_text("✗ sign:", timeout=RUN_ONE)
         expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+\| exact: False \| approximate: False "))
         expect(logprobs_out).to_contain_text("Mismatched elements")
+        expect_colour(logprobs_cell, "fail", FAIL)
         logprobs_cell.scroll_into_view_if_needed()
         expect(logprobs_out.first).to_be_visible()
         logprobs_cell.screenshot(path=str(ARTIFACTS / "04-sign-hint.png"))
@@ -315,6 +345,11 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
     except Exception:
         page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
         raise
+
+    if os.environ.get("WORKBOOK_UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shutil.copy(ARTIFACTS / "03-pass.png", SCREENSHOTS / "check-pass.png")
+        shutil.copy(ARTIFACTS / "04-sign-hint.png", SCREENSHOTS / "check-fail.png")
 
     # The committed notebooks are untouched: the server only ever saw the temporary copy.
     assert (REPO / "notebooks" / NOTEBOOK).read_bytes() == committed

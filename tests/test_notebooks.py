@@ -31,7 +31,14 @@ def run(nb: nbformat.NotebookNode, steps: int = 300) -> nbformat.NotebookNode:
 
 
 def text_of(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
+    """What a cell printed, in order: its streams and the plain text of what it displayed (the checks, in Jupyter)."""
+    parts = []
+    for o in cell.get("outputs", []):
+        if o.output_type == "stream":
+            parts.append(o.text)
+        elif o.output_type in ("display_data", "execute_result") and "text/plain" in o.get("data", {}):
+            parts.append(o.data["text/plain"] + "\n")
+    return "".join(parts)
 
 
 def errors_of(nb) -> list[tuple[int, str, str]]:

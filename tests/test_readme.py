@@ -34,3 +34,11 @@ def test_readme_mistake_table_is_the_vocabulary():
     text = (ROOT / "README.md").read_text()
     listed = re.findall(r"^\| `([a-z-]+)` \|", text, re.M)
     assert listed[1:] == list(MISTAKES) and listed[0] == "mistake"
+
+
+def test_readme_pictures_are_committed_pngs():
+    text = (ROOT / "README.md").read_text()
+    pictures = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
+    assert len(pictures) >= 2
+    for rel in pictures:
+        assert (ROOT / rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", rel
