@@ -85,13 +85,13 @@ def notebook_step_source() -> str:
 def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Tensor]]:
     """The notebook's step, bound to its own parameters, and the notebook's update."""
     p = init_params(n_hidden)
-    scope = {"torch": torch, "F": F, "require": require, "n_embd": N_EMBD, **p}
+    scope = {"torch": torch, "F": F, "require": require, "n_embd": N_EMBD}
     exec(compile(source, str(NOTEBOOK), "exec"), scope)
     step, parameters = scope["step"], [p[k] for k in NAMES]
 
     def run(Xb, Yb):
         with torch.no_grad():
-            loss, grads = step(Xb, Yb)
+            loss, grads = step(parameters, Xb, Yb)
             for q, grad in zip(parameters, grads, strict=True):
                 q.data += -LR * grad
         return loss

@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import EllipsisType, FrameType
 from typing import Any
 
@@ -135,7 +135,8 @@ def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = 
     """
     if dt is None or isinstance(dt, EllipsisType):
         what = "the `...`" if dt is ... else "None"
-        raise Refused("missing", f"not written yet: replace {what} with d{name}, a tensor of shape {fmt_shape(e.shape)}.")
+        kind = "a number (or a 0-d tensor)" if e.dim() == 0 else f"a tensor of shape {fmt_shape(e.shape)}"
+        raise Refused("missing", f"not written yet: replace {what} with d{name}, {kind}.")
     note = None
     if isinstance(dt, torch.Tensor):
         if own_grad is not None and dt.numel() and _shares_storage(dt, own_grad):
@@ -192,8 +193,14 @@ def _dt(dtype: torch.dtype) -> str:
 # ---------------------------------------------------------------- the judgement
 
 
-def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str = "autograd") -> Result:
-    """Compare ``y`` with ``e`` (already of one dtype and device) and explain a mismatch."""
+def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str | None = None) -> Result:
+    """Compare ``y`` with ``e`` (already of one dtype and device) and explain a mismatch.
+
+    ``source`` names where ``e`` comes from ("autograd", "central difference"); by default ``ctx.source``.
+    """
+    if source is not None and source != ctx.source:
+        ctx = replace(ctx, source=source)
+    source = ctx.source
     if y.shape != e.shape:
         fallback = f"your d{name} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
         mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
@@ -227,6 +234,10 @@ def _point_at_worst(res: Result, y: torch.Tensor, e: torch.Tensor, diff: torch.T
     res.index, res.yours, res.expected = index, float(y.flatten()[flat]), float(e.flatten()[flat])
     res.total = y.numel()
     res.mismatched = int((~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol)).sum())
+    if res.total == 1:  # one number: no index, no count; and nothing at all when the hint already gives both numbers
+        says_both = res.mistake == "wrong" and res.hint is not None and "but the gradient is" in res.hint
+        res.where = None if says_both else f"yours {fmt_num(res.yours)}, expected {fmt_num(res.expected)} from {source}."
+        return
     pct = 100.0 * res.mismatched / res.total
     res.where = (
         f"Mismatched elements: {res.mismatched} / {res.total} ({pct:.1f}%), greatest absolute difference "

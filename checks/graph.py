@@ -18,6 +18,8 @@ from types import FrameType
 
 import torch
 
+from checks.diagnose import slot_label
+
 Node = object  # torch.autograd.graph.Node; kept loose so that any graph object fits
 
 
@@ -57,6 +59,13 @@ def frame_ints(frame: FrameType | None, names: tuple[str, ...] = ("n", "batch_si
                     out.append(val)
         frame = frame.f_back
     return out
+
+
+def grad_of(t: torch.Tensor) -> torch.Tensor | None:
+    """``t.grad``, without the warning PyTorch gives for a non-leaf tensor that does not retain it (it is None then)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return t.grad
 
 
 def node_of(t: torch.Tensor) -> tuple[Node | None, int]:
@@ -103,19 +112,24 @@ def uses(root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | 
 
 
 def find_root(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None) -> torch.Tensor | None:
-    """The scalar the backward pass started from: ``loss`` if given, else a variable that reaches ``t``."""
+    """The scalar the backward pass started from: ``loss`` if given, else a variable that reaches ``t``.
 
-    def candidates():
-        if loss is not None:
-            yield loss
-            return
-        yield from sorted((v for v in names.values() if v.dim() == 0 and v.grad_fn is not None),
-                          key=lambda v: v is not names.get("loss"))
-        yield from (v for v in live_tensors() if v.dim() == 0 and v.grad_fn is not None)  # unnamed roots last
-
-    for cand in candidates():
-        if isinstance(cand, torch.Tensor) and cand.grad_fn is not None and uses(cand, t):
-            return cand
+    Of several named scalars that reach ``t`` (``tL``, and the ``te = ta * tb`` it was built from), the
+    root is one that no other uses: the last in the chain. ``loss`` is preferred among those, and
+    unnamed live scalars are tried only when no variable reaches ``t``.
+    """
+    if loss is not None:
+        return loss if isinstance(loss, torch.Tensor) and loss.grad_fn is not None and uses(loss, t) else None
+    scalars = {id(v): v for v in names.values() if v.dim() == 0 and v.grad_fn is not None}
+    graphs = {k: walk(v) for k, v in scalars.items()}
+    reach = [k for k, v in scalars.items() if uses(v, t, graphs[k])]
+    last = [k for k in reach if not any(scalars[k].grad_fn in graphs[j] for j in reach if j != k)]
+    if last:
+        named_loss = names.get("loss")
+        return next((scalars[k] for k in last if scalars[k] is named_loss), scalars[last[0]])
+    for v in live_tensors():  # unnamed roots last
+        if v.dim() == 0 and v.grad_fn is not None and uses(v, t):
+            return v
     return None
 
 
@@ -135,8 +149,12 @@ class GraphFacts:
             if v.grad_fn is not None:
                 self.by_node.setdefault(id(v.grad_fn), (k, v))
         self.parents = walk(self.root) if self.root is not None else {}
-        self._uses = uses(self.root, t, self.parents) if self.root is not None else []
+        # one entry per input slot that is t: an operation taking t twice (t * t) is two uses
+        used = uses(self.root, t, self.parents) if self.root is not None else []
+        self._uses = [(node, [slot]) for node, slots in used for slot in slots]
+        self._twice = {id(node) for node, slots in used if len(slots) > 1}
         self._extra: list[torch.Tensor] | None = None
+        self._paths: list[tuple[str, torch.Tensor | None]] | None = None
 
     @property
     def extra(self) -> list[torch.Tensor]:
@@ -181,8 +199,19 @@ class GraphFacts:
             frontier.extend(parents.get(up, []))
         return f"a {op_name(node)}"
 
+    def use_label(self, node: Node, slots: list[int]) -> str:
+        """The operation's label, with the input named when the operation takes the tensor twice."""
+        label = self.label(node)
+        return slot_label(slots[0], label) if id(node) in self._twice else label
+
     # -- contributions
     def paths(self) -> list[tuple[str, torch.Tensor | None]]:
+        """(label, contribution or None when it cannot be known) for each use; computed once."""
+        if self._paths is None:
+            self._paths = self._compute_paths()
+        return self._paths
+
+    def _compute_paths(self) -> list[tuple[str, torch.Tensor | None]]:
         if len(self._uses) < 2:
             return []
         measured = None if self.freed() else self._measure()
@@ -190,7 +219,7 @@ class GraphFacts:
             if any(self.by_node.get(id(node)) is None for node, _ in self._uses):
                 _ = self.extra  # unnamed outputs of the uses, found among the live tensors
             measured = [self._rebuild(node, slots) for node, slots in self._uses]
-        return [(self.label(node), c) for (node, _), c in zip(self._uses, measured, strict=False)]
+        return [(self.use_label(node, slots), c) for (node, slots), c in zip(self._uses, measured, strict=False)]
 
     def _measure(self) -> list[torch.Tensor] | None:
         """Contributions from hooks on a second backward; None when the graph was freed."""
@@ -215,12 +244,22 @@ class GraphFacts:
         zero = torch.zeros_like(self.expected)
         return [got[i].to(zero.dtype).reshape(zero.shape) if i in got else zero for i in range(len(self._uses))]
 
-    def _rebuild(self, node: Node, slots: list[int]) -> torch.Tensor | None:
-        """A use's contribution from its output's retained gradient and the operation's rule."""
+    def _output(self, node: Node) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The tensor ``node`` produced and its gradient: the retained ``.grad``, or 1 for the root itself."""
+        root = self.root
+        if root is not None and node is root.grad_fn:
+            g = grad_of(root)
+            return root, torch.ones_like(root) if g is None else g  # root.backward() starts from 1
         hit = self.by_node.get(id(node))
-        if hit is None or hit[1].grad is None:
+        g = grad_of(hit[1]) if hit is not None else None
+        return None if g is None else (hit[1], g)
+
+    def _rebuild(self, node: Node, slots: list[int]) -> torch.Tensor | None:
+        """A use's contribution from its output's gradient and the operation's rule."""
+        got = self._output(node)
+        if got is None:
             return None
-        out, g = hit[1], hit[1].grad
+        out, g = got
         total = None
         for slot in slots:
             rule = RULES.get(type(node).__name__)

@@ -60,13 +60,14 @@ def check_numeric(name: str, dt: Any, f: Callable[..., Any], *inputs: Any, wrt: 
             raise Refused("no-grad", f"the function could not be evaluated on float64 inputs ({type(exc).__name__}: {exc}).") from None
         e = grads if isinstance(grads, torch.Tensor) else grads[wrt]
         y, _ = answer(name, dt, e)
-        ctx = Context(name, rtol, atol, frame_ints(sys._getframe(1)))
-        res = judge(name, y, e, ctx, source="central difference")
-        if not res.ok and res.index is not None:
-            res.where = (
-                f"received derivative {res.yours:.6g} for argument {wrt} at index {res.index}, but expected "
-                f"{res.expected:.6g} from central difference ({res.mismatched} / {res.total} elements differ)."
-            )
+        ctx = Context(name, rtol, atol, frame_ints(sys._getframe(1)), source="central difference")
+        res = judge(name, y, e, ctx)
+        if not res.ok and res.where is not None:
+            got = f"received derivative {res.yours:.6g} for argument {wrt}"
+            want = f"but expected {res.expected:.6g} from central difference"
+            one = res.total == 1  # a single number: no index, no count
+            count = f" ({res.mismatched} / {res.total} elements differ)"
+            res.where = f"{got}, {want}." if one else f"{got} at index {res.index}, {want}{count}."
     except Refused as why:
         res = Result(name, False, False, None, why.mistake, why.hint)
     except Exception as exc:

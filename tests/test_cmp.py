@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -96,7 +98,7 @@ def test_nan_points_at_the_first_bad_value():
         ((32, 1), lambda e: torch.ones(1, 27), "summed over axis 0"),
         ((32, 1), lambda e: torch.ones(27), "summed over axis 0, but x was broadcast along axis 1"),
         ((27,), lambda e: torch.ones(32), "summed over axis 1, but x was broadcast along axis 0"),
-        ((32, 3, 10), lambda e: e.clone().view(32, 30), ".view(32, 3, 10)"),
+        ((32, 3, 10), lambda e: e.clone().view(32, 30), ".view(x.shape)"),
         ((32, 64), lambda e: torch.ones(32, 27), "27 vs 64"),
         ((5, 5), lambda e: torch.tensor(1.0), "one number per element"),
     ],
@@ -353,3 +355,196 @@ def test_a_sum_over_an_axis_that_was_not_broadcast():
     t = leaf_with_grad((32, 64))
     res = cmp("h", t.grad.sum(0), t, quiet=True)
     assert res.mistake == "shape" and "needs no sum" in res.hint
+
+
+# ---------------------------------------------------------------- single numbers (notebook 01)
+
+
+def scalar(x):
+    return torch.tensor(x, dtype=torch.float64, requires_grad=True)
+
+
+def _chain():
+    """Notebook 01, section 2: u = 1.5x, y = tanh(u), L = y**2 at x = 0.5; returns (tu, its gradient)."""
+    tx = scalar(0.5)
+    tu = 1.5 * tx
+    tL = torch.tanh(tu) ** 2
+    tu.retain_grad()
+    tL.backward()
+    return tu, float(tu.grad)
+
+
+@pytest.mark.parametrize("k", [751 / 954, 191 / 856, 797 / 604, 5.0, -7.0, 1 / 5, 1.001])
+def test_a_single_number_off_by_a_meaningless_factor_is_wrong_and_says_both_numbers(k):
+    tu, g = _chain()
+    res = cmp("u", g * k, tu, quiet=True)
+    assert res.mistake == "wrong", res
+    assert res.hint.startswith(f"your du is {g * k:.6g}, but the gradient is {g:.6g} (from autograd)"), res.hint
+    assert res.where is None  # the hint already says both numbers
+    assert "times" not in res.hint and "Mismatched" not in res.report()
+
+
+@pytest.mark.parametrize(("k", "words"), [
+    (2.0, "2 times the gradient"), (3.0, "3 times"), (4.0, "4 times"), (0.5, "1/2 of the gradient"), (1 / 3, "1/3 of"),
+    (0.25, "1/4 of"), (-2.0, "-2 times"), (-0.5, "-1/2 of"), (0.75, "3/4 times"), (-4 / 3, "-4/3 times"),
+    (32.0, "32 is the batch size"), (1 / 32, "1/32 of the gradient, and 32 is the batch size"), (31.0, "31 is n-1"),
+])
+def test_a_single_number_off_by_a_simple_factor_is_scale(k, words):
+    tu, g = _chain()
+    res = cmp("u", g * k, tu, n=32, quiet=True)
+    assert res.mistake == "scale" and words in res.hint, res.hint
+    assert res.where == f"yours {g * k:.6g}, expected {g:.6g} from autograd."
+
+
+def test_a_single_number_batch_factors_need_a_known_batch_size():
+    tu, g = _chain()
+    assert cmp("u", g * 32, tu, quiet=True).mistake == "wrong"
+    assert cmp("u", g * 32 / 31, tu, n=32, quiet=True).mistake == "bessel"
+    assert cmp("u", g * 32 / 31, tu, quiet=True).mistake == "wrong"
+
+
+def test_a_one_element_tensor_is_a_single_number_too():
+    t = leaf_with_grad((1,))
+    g = float(t.grad[0])
+    res = cmp("x", t.grad * 0.7123, t, quiet=True)
+    assert res.mistake == "wrong" and f"but the gradient is {g:.6g}" in res.hint and res.where is None
+    res = cmp("x", t.grad * 2, t, quiet=True)
+    assert res.mistake == "scale" and res.where == f"yours {2 * g:.6g}, expected {g:.6g} from autograd."
+
+
+def test_a_uniform_odd_factor_over_many_elements_is_still_scale():
+    t = leaf_with_grad((4, 5))
+    res = cmp("x", t.grad * (751 / 954), t, quiet=True)
+    assert res.mistake == "scale" and "751/954 times the gradient" in res.hint
+
+
+@pytest.mark.parametrize("shape", [(), (6, 7)])
+@pytest.mark.parametrize(("k", "words"), [(-2.0, "-2 times the gradient (the sign flipped, and twice the size)"),
+                                          (-2 / 3, "-2/3 times the gradient (the sign flipped, and 2/3 of the size)"),
+                                          (-0.5, "-1/2 of the gradient (the sign flipped, and 1/2 of the size)")])
+def test_a_negative_factor_is_said_once(shape, k, words):
+    t = leaf_with_grad(shape)
+    res = cmp("d", t.grad * k, t, quiet=True)
+    assert res.mistake == "scale" and words in res.hint, res.hint
+    assert "with the sign flipped" not in res.hint and res.hint.count("sign") == 2  # "the sign flipped", "check the sign"
+
+
+def test_a_negative_batch_factor_names_the_sign_and_the_batch_size():
+    t = leaf_with_grad((32, 5))
+    res = cmp("x", t.grad * -32, t, n=32, quiet=True)
+    assert res.mistake == "scale" and "(the sign flipped, and 32 times the size), and 32 is the batch size n" in res.hint
+
+
+def test_a_single_number_not_written_yet_asks_for_a_number():
+    t = leaf_with_grad(())
+    for answer in (None, ...):
+        res = cmp("d", answer, t, quiet=True)
+        assert res.mistake == "missing" and res.hint.endswith("with dd, a number (or a 0-d tensor)."), res.hint
+    assert "a tensor of shape (1,)" in cmp("d", None, leaf_with_grad((1,)), quiet=True).hint
+
+
+def test_a_single_number_as_a_python_float_passes():
+    ta, tb = scalar(2.0), scalar(-3.0)
+    tL = ta * tb
+    tL.backward()
+    assert cmp("a", -3.0, ta, quiet=True).ok and cmp("a", -3, ta, quiet=True).ok
+    assert cmp("b", 2.0, tb, quiet=True).ok
+
+
+def test_a_single_nan_says_so_without_an_index():
+    tu, _ = _chain()
+    res = cmp("u", float("nan"), tu, quiet=True)
+    assert res.mistake == "nan" and res.hint.startswith("your du is NaN:") and "index" not in res.hint
+
+
+# Notebook 01 (solutions/01-scalar-autograd.ipynb), "A value used twice" and the quiz, as the learner runs them.
+USED_TWICE = '''
+import torch
+from checks import cmp
+
+def scalar(x):
+    return torch.tensor(x, dtype=torch.float64, requires_grad=True)
+
+a, b = 3.0, -2.0
+ta, tb = scalar(a), scalar(b)
+tL = ta * tb + ta
+tL.backward(RETAIN)
+L = tL.item()
+da = b * 1.0              # the path through the sum forgotten
+first = cmp('a (used twice)', da, ta)
+da += 1.0
+second = cmp('a (used twice)', da, ta)
+
+a = 3.0
+ta = scalar(a)
+tL = ta * ta
+tL.backward(RETAIN)
+da = a * 1.0              # forgot to add the second slot's contribution
+quiz = cmp('a (a*a)', da, ta)
+da += a * 1.0
+quiz_ok = cmp('a (a*a)', da, ta)
+'''
+
+
+def _run_notebook(source: str, retain: bool) -> dict:
+    ns: dict = {}
+    code = source.replace("RETAIN", "retain_graph=True" if retain else "")
+    exec(compile(code, "<notebook>", "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("retain", [False, True])
+def test_a_value_used_twice_forgotten_path_is_missing_path(retain, capsys):
+    ns = _run_notebook(USED_TWICE, retain)
+    first, quiz = ns["first"], ns["quiz"]
+    assert first.mistake == "missing-path", first.hint
+    assert "add the one through `tL` (add)" in first.hint and first.where == "yours -2, expected -1 from autograd."
+    assert quiz.mistake == "missing-path", quiz.hint
+    assert "is used 2 times (input 1 of `tL` (mul), input 2 of `tL` (mul))" in quiz.hint
+    assert ns["second"].ok and ns["quiz_ok"].ok
+    assert "✗ scale" not in capsys.readouterr().out
+
+
+def test_the_root_is_the_last_named_scalar_not_an_intermediate_one():
+    ta, tb = scalar(3.0), scalar(-2.0)
+    tm = ta * tb  # named, 0-d and reaching ta, but not where backward started
+    tL = tm + ta
+    tL.backward()
+    res = cmp("a", -2.0, ta, quiet=True)
+    assert res.mistake == "missing-path" and "`tL` (add)" in res.hint, res.hint
+    assert tm is not tL
+
+
+@pytest.mark.parametrize("retain", [False, True])
+def test_contributions_that_cannot_be_measured_are_said_to_be_unknown(retain):
+    ta, tb = scalar(3.0), scalar(-2.0)
+    tL = (ta * tb + ta) * 1.5  # neither use's output is named or kept: after a plain backward, nothing to rebuild from
+    tL.backward(retain_graph=retain)
+    res = cmp("a", 1.5 * -2.0, ta, quiet=True)
+    if retain:
+        assert res.mistake == "missing-path", res.hint
+    else:
+        unknown = "cmp cannot tell whether one of their contributions is missing"
+        assert res.mistake == "scale" and unknown in res.hint, res.hint
+        res = cmp("a", 0.37, ta, quiet=True)
+        assert res.mistake == "wrong" and unknown in res.hint and "but the gradient is -1.5" in res.hint
+
+
+def test_a_single_path_with_the_wrong_sign_among_two():
+    ta, tb = scalar(3.0), scalar(-2.0)
+    tL = ta * tb + ta
+    tL.backward()
+    res = cmp("a", 2.0 + 1.0, ta, quiet=True)  # -b instead of b through the product
+    assert res.mistake == "sign" and "a mul" in res.hint, res.hint
+
+
+def test_inspecting_the_graph_raises_no_warning():
+    ta, tb = scalar(3.0), scalar(-2.0)
+    tL = ta * tb + ta  # a non-leaf whose .grad is not kept: reading it warns, unless we silence it
+    tL.backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = cmp("a", -2.0, ta, quiet=True)
+        cmp("a", 0.37, ta, quiet=True)
+    assert res.mistake == "missing-path"
+    assert [str(w.message) for w in caught] == []

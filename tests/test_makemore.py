@@ -81,3 +81,18 @@ def test_lecture_flow_in_a_notebook_namespace(capsys):
     assert ns["first"].mistake == "missing-path" and "`counts_sum`" in ns["first"].hint
     assert ns["second"].ok
     assert out.count("approximate: True") == 5 and "✗ missing-path" in out
+
+
+def test_hints_built_from_the_tensors_not_from_guesses(model):
+    """The batch-norm mean path without its 1/n, demb left flat, and dW2 as the transposed product missing its 1/n."""
+    p, f, d, Xb, Yb = model
+    n = Xb.shape[0]
+    no_mean = d["bndiff"] + torch.ones_like(f["hprebn"]) * d["bnmeani"]
+    res = checks.cmp("hprebn", no_mean, f["hprebn"], quiet=True)
+    assert res.mistake == "scale" and f"is {n} times what it should be, and {n} is the batch size n" in res.hint, res.hint
+    assert "the loss is a mean" not in res.hint and "a 1/n is missing" in res.hint
+    res = checks.cmp("emb", d["embcat"].clone(), f["emb"], quiet=True)
+    assert res.mistake == "shape" and "`.view(emb.shape)`" in res.hint and "(32, 3, 10)`" not in res.hint, res.hint
+    res = checks.cmp("W2", (d["logits"] * n).T @ f["h"].detach(), p["W2"], quiet=True)
+    assert res.mistake == "shape" and "shape (27, 64) but W2 has shape (64, 27): that is its shape transposed" in res.hint, res.hint
+    assert f"transposed back, it is {n} times the gradient, and {n} is the batch size n" in res.hint

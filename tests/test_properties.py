@@ -9,6 +9,7 @@ all ``cmp`` compares with.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -292,7 +293,9 @@ def test_sign(e):
 def test_scale(e, k):
     assume(significant(e))
     res = check(e * k, leaf_with_grad(e))
-    assert res.mistake == "scale", res
+    # a single number is always some multiple of the right one: only a simple factor (here no batch size is known) is named
+    simple = e.numel() > 1 or k in (2.0, 3.0, 0.5, -2.0)
+    assert res.mistake == ("scale" if simple else "wrong"), res
 
 
 @SLOW_SETTINGS
@@ -407,4 +410,44 @@ def test_worst_element_pointer(e, seed, sign):
     assert res.yours == float(dt[index]) and res.expected == float(e[index]), res
     assert res.mismatched == 1 and res.total == e.numel(), res
     assert res.maxdiff == pytest.approx(abs(float(dt[index]) - float(e[index])))
-    assert str(index) in res.where, res.where
+    if e.numel() > 1:
+        assert str(index) in res.where, res.where
+    else:  # a single number: its two values, in the where line or in the hint, and no index
+        assert "index" not in (res.where or "") and "Mismatched" not in (res.where or "")
+        assert f"{float(dt[index]):.6g}" in (res.where or res.hint), res
+
+
+# ---------------------------------------------------------------- shape hints name only axes that exist
+
+_AXES = re.compile(r"\baxis (\d+)|\baxes ([\d, ]+)|\.sum\((\d+)|\.sum\(\(([\d, ]+)\)")
+
+
+def _axes_named(hint: str) -> list[int]:
+    return [int(a) for groups in _AXES.findall(hint) for g in groups if g for a in g.replace(",", " ").split()]
+
+
+@SETTINGS
+@given(es=st.tuples(dims, dims), other=st.tuples(dims, dims), transposed=st.booleans(),
+       factor=st.sampled_from([1.0, 32.0, -0.5, None]), seed=seeds)
+def test_2d_shape_mismatches_name_no_axis_beyond_the_second(es, other, transposed, factor, seed):
+    """A (2, 4) answer for a (4, 2) tensor, and any other 2-D mismatch: every axis named is 0 or 1."""
+    ys = es[::-1] if transposed else other
+    assume(ys != es)
+    g = torch.Generator().manual_seed(seed)
+    e = torch.randn(es, generator=g, dtype=torch.float64)
+    # the transposed gradient times a factor (None: unrelated values of that shape)
+    dt = (e * factor).T.contiguous() if transposed and factor is not None else torch.randn(ys, generator=g, dtype=torch.float64)
+    res = check(dt, leaf_with_grad(e))
+    assert res.mistake in ("shape", "transpose"), res
+    assert all(a < 2 for a in _axes_named(res.hint)), res.hint
+    if transposed and factor != 1.0:
+        assert res.mistake == "shape" and "shape transposed" in res.hint, res.hint
+
+
+def test_transposed_shape_with_wrong_values_is_said_plainly():
+    # the learner's dW3 = dlogits.T @ h2 with dlogits missing its 1/n: (2, 4) for a (4, 2) W3
+    e = torch.randn(4, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    res = checks.cmp("W3 (tanh)", (e * 32).T.contiguous(), leaf_with_grad(e), n=32, quiet=True)
+    assert res.mistake == "shape", res
+    assert res.hint.startswith("your dW3 (tanh) has shape (2, 4) but W3 (tanh) has shape (4, 2): that is its shape transposed")
+    assert "32 times the gradient, and 32 is the batch size n" in res.hint and "axis 2" not in res.hint
