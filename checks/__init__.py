@@ -5,7 +5,7 @@
 logprobs        | exact: True  | approximate: True  | maxdiff: 0.0
 """
 
-from checks.compare import Result, Summary, cmp, reset, results, summary
+from checks.compare import Result, Summary, check_value, cmp, reset, results, summary
 from checks.data import (
     DATA_DIR,
     NAMES_SHA256,
@@ -36,6 +36,7 @@ __all__ = [
     "Result",
     "Summary",
     "check_numeric",
+    "check_value",
     "cmp",
     "numgrad",
     "require",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import EllipsisType, FrameType
 from typing import Any
@@ -127,34 +128,38 @@ def _reference(name: str, t: Any) -> torch.Tensor:
     return t.grad.detach()
 
 
-def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = None) -> tuple[torch.Tensor, str | None]:
+def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = None,
+           label: str | None = None) -> tuple[torch.Tensor, str | None]:
     """The answer as a tensor of ``e``'s dtype and device, with a note on any conversion.
 
     Raises ``Refused`` for an answer that cannot be compared (missing, not a number, or
-    ``own_grad`` itself, autograd's tensor).
+    ``own_grad`` itself, autograd's tensor). ``label`` is what the messages call the answer (``d<name>``).
     """
+    label = label or f"d{name}"
     if dt is None or isinstance(dt, EllipsisType):
         what = "the `...`" if dt is ... else "None"
         kind = "a number (or a 0-d tensor)" if e.dim() == 0 else f"a tensor of shape {fmt_shape(e.shape)}"
-        raise Refused("missing", f"not written yet: replace {what} with d{name}, {kind}.")
+        if label == name:  # a value, computed by the learner's code elsewhere
+            raise Refused("missing", f"not written yet: {name} is {what}; {kind} is expected.")
+        raise Refused("missing", f"not written yet: replace {what} with {label}, {kind}.")
     note = None
     if isinstance(dt, torch.Tensor):
         if own_grad is not None and dt.numel() and _shares_storage(dt, own_grad):
-            raise Refused("autograd-grad", f"this is autograd's own {name}.grad: compute d{name} by hand from the forward pass.")
+            raise Refused("autograd-grad", f"this is autograd's own {name}.grad: compute {label} by hand from the forward pass.")
         y = dt.detach()
         if y.layout != torch.strided:
             y = y.to_dense()
     elif isinstance(dt, (str, bytes, dict, set)) or callable(dt):
-        raise Refused("wrong", f"your d{name} is a {type(dt).__name__}, not a tensor: compute it with torch operations.")
+        raise Refused("wrong", f"your {label} is a {type(dt).__name__}, not a tensor: compute it with torch operations.")
     else:
         try:
             y = torch.as_tensor(_numpy_safe(dt))
         except (TypeError, ValueError, RuntimeError) as exc:
-            raise Refused("wrong", f"your d{name} is a {type(dt).__name__} that cannot be made into a tensor ({exc}).") from None
+            raise Refused("wrong", f"your {label} is a {type(dt).__name__} that cannot be made into a tensor ({exc}).") from None
         if type(dt).__module__ == "numpy":
             note = f"your answer was a numpy {type(dt).__name__}, converted to a tensor"
     if y.is_complex():
-        raise Refused("wrong", f"your d{name} is complex ({y.dtype}); a gradient of a real tensor is real.")
+        raise Refused("wrong", f"your {label} is complex ({y.dtype}); it must be real.")
     if y.dtype != e.dtype:
         if y.dtype.is_floating_point and e.dtype.is_floating_point:
             note = note or f"your answer is {_dt(y.dtype)}, compared after conversion to {_dt(e.dtype)}"
@@ -202,7 +207,7 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str
         ctx = replace(ctx, source=source)
     source = ctx.source
     if y.shape != e.shape:
-        fallback = f"your d{name} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
+        fallback = f"your {ctx.answer} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
         mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
         return Result(name, False, False, None, mistake, hint)
     exact = bool(torch.equal(y, e)) or bool(torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True))
@@ -214,7 +219,7 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str
     if ok:
         note = None if exact else f"not bit-identical to {source}, only float rounding: a pass"
         return Result(name, True, exact, maxdiff, note=note)
-    mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), f"your d{name} differs from the gradient.")
+    mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), f"your {ctx.answer} differs from {ctx.target}.")
     res = Result(name, False, exact, maxdiff, mistake, hint)
     _point_at_worst(res, y, e, diff, ctx, source)
     return res
@@ -235,7 +240,7 @@ def _point_at_worst(res: Result, y: torch.Tensor, e: torch.Tensor, diff: torch.T
     res.total = y.numel()
     res.mismatched = int((~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol)).sum())
     if res.total == 1:  # one number: no index, no count; and nothing at all when the hint already gives both numbers
-        says_both = res.mistake == "wrong" and res.hint is not None and "but the gradient is" in res.hint
+        says_both = res.mistake == "wrong" and res.hint is not None and f"but {ctx.target} is" in res.hint
         res.where = None if says_both else f"yours {fmt_num(res.yours)}, expected {fmt_num(res.expected)} from {source}."
         return
     pct = 100.0 * res.mismatched / res.total
@@ -276,22 +281,50 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
     the diagnosis of a wrong answer; both are found among the caller's variables when not given.
     Never raises on the learner's input.
     """
-    name = str(name)
-    try:
+    name, frame = str(name), sys._getframe(1)
+
+    def check() -> Result:
         e = _reference(name, t)
         y, note = answer(name, dt, e, t.grad)
-        frame = sys._getframe(1)
-        ctx = _context(name, t, e, frame, loss, n, rtol, atol)
-        res = judge(name, y, e, ctx)
+        res = _noted(judge(name, y, e, _context(name, t, e, frame, loss, n, rtol, atol)), note)
         if not res.ok and isinstance(dt, torch.Tensor) and not (dt.is_floating_point() or dt.is_complex()):
             res.hint = f"{res.hint[:-1]}; note that your d{name} is {_dt(dt.dtype)}, which cannot hold fractions: make it a float tensor."
-        if res.ok and note:
-            res.note = note + ("" if res.exact else "; the rest is float rounding: a pass")
+        return res
+
+    return record(_guarded(name, f"d{name}", check), quiet)
+
+
+def check_value(name: str, value: Any, expected: torch.Tensor, *, source: str, rtol: float = RTOL, atol: float = ATOL,
+                quiet: bool = False) -> Result:
+    """Check a computed value that is not a gradient (an optimiser's new parameter, a running average) against
+    ``expected``, which comes from ``source`` (say "torch.optim.AdamW"). Prints the same line as ``cmp``; the
+    messages call the answer by its name and compare it with "the value from <source>". Never raises on ``value``.
+    """
+    name, frame = str(name), sys._getframe(1)
+
+    def check() -> Result:
+        e = torch.as_tensor(expected).detach()
+        y, note = answer(name, value, e, label=name)
+        return _noted(judge(name, y, e, Context(name, rtol, atol, frame_ints(frame), source=source, value=True)), note)
+
+    return record(_guarded(name, name, check), quiet)
+
+
+def _noted(res: Result, note: str | None) -> Result:
+    """A pass after converting the answer says what was converted."""
+    if res.ok and note:
+        res.note = note + ("" if res.exact else "; the rest is float rounding: a pass")
+    return res
+
+
+def _guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
+    """``check()``, or a failed Result that says why: never a traceback from our code."""
+    try:
+        return check()
     except Refused as why:
-        res = Result(name, False, False, None, why.mistake, why.hint)
-    except Exception as exc:  # never a traceback from our code
-        res = Result(name, False, False, None, "wrong", f"could not compare d{name} ({type(exc).__name__}: {exc}).")
-    return record(res, quiet)
+        return Result(name, False, False, None, why.mistake, why.hint)
+    except Exception as exc:
+        return Result(name, False, False, None, "wrong", f"could not compare {label} ({type(exc).__name__}: {exc}).")
 
 
 def record(res: Result, quiet: bool = False) -> Result:

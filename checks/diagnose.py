@@ -66,6 +66,17 @@ class Context:
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
     index_uses: Callable[[], list[torch.Tensor]] | None = None
+    value: bool = False  # a value checked against a reference (an optimiser's new parameter), not a gradient
+
+    @property
+    def answer(self) -> str:
+        """What the learner wrote: ``dW`` for a gradient, the name itself for a value."""
+        return self.name if self.value else f"d{self.name}"
+
+    @property
+    def target(self) -> str:
+        """What it is compared with, in a sentence."""
+        return f"the value from {self.source}" if self.value else "the gradient"
 
 
 # ---------------------------------------------------------------- shapes
@@ -74,9 +85,10 @@ class Context:
 def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
     """Mistake and hint for an answer whose shape differs from the tensor's."""
     ys, es = tuple(y.shape), tuple(e.shape)
-    yours = f"your d{ctx.name} has shape {fmt_shape(ys)} but {ctx.name} has shape {fmt_shape(es)}"
+    yours = f"your {ctx.answer} has shape {fmt_shape(ys)} but {ctx.target if ctx.value else ctx.name} has shape {fmt_shape(es)}"
     if y.numel() == 1 and e.numel() > 1:
-        return "shape", f"{yours}: a gradient has its tensor's shape, one number per element."
+        what = "it must have that shape" if ctx.value else "a gradient has its tensor's shape"
+        return "shape", f"{yours}: {what}, one number per element."
 
     if y.dim() == e.dim() >= 2 and sorted(ys) == sorted(es) and y.dim() <= 4:
         perms = [perm for perm in permutations(range(y.dim())) if tuple(ys[p] for p in perm) == es]
@@ -103,7 +115,7 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         kd = ", keepdim=True" if keep else ""
         return "shape", (
             f"{yours}: {ctx.name} was broadcast along {fmt_axes(axes)} in the forward pass, "
-            f"so sum your gradient over {fmt_axes(axes)} (`.sum({_axes_arg(axes)}{kd})`){tail}."
+            f"so sum your {ctx.answer} over {fmt_axes(axes)} (`.sum({_axes_arg(axes)}{kd})`){tail}."
         )
 
     if len(ys) == len(es):
@@ -111,7 +123,7 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         needed = [i for i in range(len(es)) if es[i] == 1 and ys[i] != 1]
         if summed and needed and all(ys[i] == es[i] for i in range(len(es)) if i not in summed + needed):
             return "shape", (
-                f"{yours}: you summed over {fmt_axes(summed)}, but the gradient of {ctx.name} needs "
+                f"{yours}: you summed over {fmt_axes(summed)}, but {ctx.answer} needs "
                 f"the sum over {fmt_axes(needed)} (the axis it was broadcast along)."
             )
     wrong_axis = _summed_without_keepdim(ys, es)
@@ -134,17 +146,17 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         if gone:
             return "shape", (
                 f"{yours}: axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
-                f"{ctx.name} was not broadcast along it, so its gradient needs no sum there."
+                f"{ctx.name} was not broadcast along it, so {ctx.answer} needs no sum there."
             )
     if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1:] == es[1:]:
         return "shape", (
-            f"{yours}: if {ctx.name} was indexed (like C[Xb]), add each row of your gradient into the row of "
+            f"{yours}: if {ctx.name} was indexed (like C[Xb]), add each row of your {ctx.answer} into the row of "
             f"{ctx.name} it came from, with `index_add_`, to get shape {fmt_shape(es)}."
         )
     if len(ys) == len(es) and all(ys[i] == 1 for i in differ):
         sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
         return "shape", (
-            f"{yours}: {ctx.name} has {sizes}, so its gradient needs one entry for each of them; "
+            f"{yours}: {ctx.name} has {sizes}, so {ctx.answer} needs one entry for each of them; "
             f"if a sum produced this in the forward pass, broadcast it back (e.g. `torch.ones_like({ctx.name}) * ...`)."
         )
     if len(ys) != len(es):
@@ -216,12 +228,12 @@ def _variable(name: str) -> str | None:
 def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
     """What the answer is once permuted into ``e``'s shape: a factor of the gradient, or else a plain difference."""
     if close(-yp, e, ctx.rtol, ctx.atol):
-        return "; transposed back, it is the negative of the gradient"
+        return f"; transposed back, it is the negative of {ctx.target}"
     c = _uniform_factor(yp, e, ctx)
     if c is not None:
-        words, advice = _factor_words(c, ctx.batch_sizes)
+        words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target)
         return f"; transposed back, it is {words}: {advice}"
-    return "; transposed back, its values still differ from the gradient"
+    return f"; transposed back, its values still differ from {ctx.target}"
 
 
 # ---------------------------------------------------------------- values
@@ -234,19 +246,20 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
     if bool(bad.any()):
         kind = "NaN" if bool(torch.isnan(y[bad]).any()) else "infinite"
         if y.dim() == 0:
-            return "nan", f"your d{ctx.name} is {kind}: look for 0/0, the log of 0 or a division by zero."
+            return "nan", f"your {ctx.answer} is {kind}: look for 0/0, the log of 0 or a division by zero."
         first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
         return "nan", (
-            f"your d{ctx.name} has {int(bad.sum())} {kind} value(s), the first at index {first}: "
+            f"your {ctx.answer} has {int(bad.sum())} {kind} value(s), the first at index {first}: "
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
     if e.numel() and not bool(y.any()) and bool(e.any()) and not single:
-        return "wrong", f"your d{ctx.name} is all zeros, but the gradient is not: fill in its formula."
+        return "wrong", f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula."
     if close(-y, e, rt, at):
-        return "sign", f"your d{ctx.name} is exactly the negative of the gradient: check the sign of each local derivative."
+        fix = "check the signs in your formula" if ctx.value else "check the sign of each local derivative"
+        return "sign", f"your {ctx.answer} is exactly the negative of {ctx.target}: {fix}."
     if y.dim() == 2 and y.shape[0] == y.shape[1] > 1 and close(y.T, e, rt, at):
-        return "transpose", f"your d{ctx.name} is the gradient transposed: swap the operands of the matrix product or use `.T`."
+        return "transpose", f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix product or use `.T`."
     # The graph tests cost the most, so they come last, except for a single number, where any wrong
     # answer is some factor times the right one and only the graph can tell a missing path from a factor.
     order = (_missing_path, _accumulate, _scale) if single else (_scale, _missing_path, _accumulate)
@@ -257,9 +270,10 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             return mistake, hint + (_unmeasured(ctx) if single and mistake == "scale" else "")
     if single:
         yours, expected = fmt_num(float(y.flatten()[0])), fmt_num(float(e.flatten()[0]))
-        hint = f"your d{ctx.name} is {yours}, but the gradient is {expected} (from {ctx.source}): re-derive it step by step."
+        whence = "" if ctx.value else f" (from {ctx.source})"
+        hint = f"your {ctx.answer} is {yours}, but {ctx.target} is {expected}{whence}: re-derive it step by step."
     else:
-        hint = f"your d{ctx.name} differs from the gradient in no recognisable way: re-derive it step by step."
+        hint = f"your {ctx.answer} differs from {ctx.target} in no recognisable way: re-derive it step by step."
     return "wrong", hint + _unmeasured(ctx)
 
 
@@ -309,13 +323,13 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         ratio = f"{k}/{k - 1}" if c > 1 else f"{k - 1}/{k}"
         use = "1/(n-1)" if c < 1 else "1/n"
         return "bessel", (
-            f"your d{ctx.name} is {ratio} times the gradient (n={k}): "
+            f"your {ctx.answer} is {ratio} times {ctx.target} (n={k}): "
             f"Bessel's correction is off; the forward pass uses {use}, so the backward must too."
         )
     if e.numel() == 1 and not simple_factor(c, ctx.batch_sizes):
         return None  # a single number is always some multiple of the right one: only a simple factor says anything
-    words, advice = _factor_words(c, ctx.batch_sizes)
-    return "scale", f"your d{ctx.name} is {words}: {advice}."
+    words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target)
+    return "scale", f"your {ctx.answer} is {words}: {advice}."
 
 
 def _bessel_n(c: float) -> int | None:
@@ -383,7 +397,7 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
                 have = " and ".join(labels[i] for i in subset)
                 miss = " and ".join(labels[i] for i in range(k) if i not in subset)
                 return "missing-path", (
-                    f"{_uses_phrase(ctx.name, labels)}, and your d{ctx.name} holds only the "
+                    f"{_uses_phrase(ctx.name, labels)}, and your {ctx.answer} holds only the "
                     f"contribution through {have}: add the one through {miss} (`+=`)."
                 )
     return _one_path_off(y, e, contribs, labels, ctx)
@@ -445,17 +459,17 @@ def _one_path_off(y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor]
     i = keep[j]
     where = f"the contribution through {labels[i]}"
     if abs(a + 1) < 1e-3:
-        return "sign", f"your d{ctx.name} is right except that {where} has the wrong sign."
+        return "sign", f"your {ctx.answer} is right except that {where} has the wrong sign."
     n = _bessel_n(a)
     if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes):
         ratio = f"{n}/{n - 1}" if a > 1 else f"{n - 1}/{n}"
         return "bessel", (
-            f"your d{ctx.name} is right except that {where} is {ratio} times what it should be (n={n}): "
+            f"your {ctx.answer} is right except that {where} is {ratio} times what it should be (n={n}): "
             "use the same 1/(n-1) or 1/n there as the forward pass does."
         )
     if 1e-3 <= abs(a) <= 1e4:
         words, advice = _factor_words(a, ctx.batch_sizes, of="what it should be")
-        return "scale", f"your d{ctx.name} is right except that {where} is {words}: {advice}."
+        return "scale", f"your {ctx.answer} is right except that {where} is {words}: {advice}."
     return None
 
 
@@ -483,7 +497,7 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
         if bool(row_bad.any()) and not bool((row_bad & (counts <= 1)).any()):
             rows = torch.nonzero(row_bad).flatten().tolist()
             return "accumulate", (
-                f"rows {_short_list(rows)} of your d{ctx.name} are wrong, and each was used more than once: "
+                f"rows {_short_list(rows)} of your {ctx.answer} are wrong, and each was used more than once: "
                 "sum the gradients of every use (`index_add_` or `+=`) instead of overwriting."
             )
     return None

@@ -397,8 +397,10 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
             try:
-                yt, _ = answer(name, ... if isinstance(y, str) else y, e)
-                res = judge(name, yt, e, Context(name, batch_sizes=[settings.batch]))
+                value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
+                yt, _ = answer(name, ... if isinstance(y, str) else y, e, label=var)
+                ctx = Context(name, batch_sizes=[settings.batch], value=value, source="the instructor's solution" if value else "autograd")
+                res = judge(name, yt, e, ctx)
                 ok, mistake, hint = res.ok, res.mistake or "", res.hint or ""
             except Refused as why:
                 ok, mistake, hint = False, why.mistake, why.hint

@@ -93,7 +93,7 @@ def test_nan_points_at_the_first_bad_value():
     ("shape", "answer", "needle"),
     [
         ((32, 1), lambda e: e.clone().view(32), "keepdim"),
-        ((1, 64), lambda e: e.clone().expand(32, 64) / 32, "sum your gradient over axis 0"),
+        ((1, 64), lambda e: e.clone().expand(32, 64) / 32, "over axis 0 (`.sum(0"),
         ((64,), lambda e: e.clone().view(1, 64), "extra size-1"),
         ((32, 1), lambda e: torch.ones(1, 27), "summed over axis 0"),
         ((32, 1), lambda e: torch.ones(27), "summed over axis 0, but x was broadcast along axis 1"),
@@ -548,3 +548,45 @@ def test_inspecting_the_graph_raises_no_warning():
         cmp("a", 0.37, ta, quiet=True)
     assert res.mistake == "missing-path"
     assert [str(w.message) for w in caught] == []
+
+
+# ---------------------------------------------------------------- values that are not gradients
+
+
+@pytest.mark.parametrize("make, mistake", [
+    (lambda e: -e, "sign"),
+    (lambda e: 2 * e, "scale"),
+    (lambda e: e.T.clone(), "transpose"),
+    (lambda e: e + 0.3, "wrong"),
+    (lambda e: ..., "missing"),
+    (lambda e: None, "missing"),
+    (lambda e: e[0], "shape"),
+])
+def test_check_value_speaks_of_the_value_not_a_gradient(make, mistake):
+    from checks import check_value
+
+    e = torch.randn(4, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    res = check_value("p (5 steps)", make(e), e, source="torch.optim.AdamW", quiet=True)
+    assert not res.ok and res.mistake == mistake
+    text = res.report()
+    assert "gradient" not in text and "dp" not in text and "local derivative" not in text, text
+    if mistake not in ("missing", "shape", "transpose"):
+        assert "the value from torch.optim.AdamW" in res.hint and "from torch.optim.AdamW" in res.where
+
+
+def test_check_value_passes_close_values_and_numpy():
+    import numpy as np
+
+    from checks import check_value
+
+    e = torch.randn(3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    assert check_value("m", e * (1 + 1e-9), e, source="torch.optim.AdamW", quiet=True).ok
+    assert check_value("m", np.array(e.tolist()), e, source="torch.optim.AdamW", quiet=True).ok
+
+
+def test_check_value_single_number_says_both_numbers_once():
+    from checks import check_value
+
+    res = check_value("m", 1.37, torch.tensor(2.0, dtype=torch.float64), source="torch.optim.AdamW", quiet=True)
+    assert res.mistake == "wrong" and res.hint == "your m is 1.37, but the value from torch.optim.AdamW is 2: re-derive it step by step."
+    assert res.where is None

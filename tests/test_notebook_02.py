@@ -133,7 +133,7 @@ WRONG = {
             "dV": {0: "dU.clone()"},                                # the path through the max forgotten
         },
         {
-            1: ("shape", "sum your gradient over axis 1"),
+            1: ("shape", "over axis 1 (`.sum(1"),
             2: ("shape", "broadcast it back"),
             3: ("wrong", None),
             4: ("transpose", None),
@@ -160,7 +160,7 @@ WRONG = {
             6: ("wrong", None),
             9: ("shape", "keepdim=True"),
             11: ("transpose", "(784, 32)"),
-            13: ("shape", "sum your gradient over axis 0"),
+            13: ("shape", "over axis 0 (`.sum(0"),
             14: ("sign", None),
         },
     ),
