@@ -149,6 +149,12 @@ def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = 
         y = dt.detach()
         if y.layout != torch.strided:
             y = y.to_dense()
+    elif isinstance(getattr(dt, "data", None), (int, float)) and not isinstance(dt, (int, float)):
+        # a micrograd-style Value where a number was meant: a name in the formula now means something else
+        raise Refused("wrong", (
+            f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later cell has given a name in your "
+            f"formula a new meaning; run this section again from its first code cell (or use .data for the number)."
+        ))
     elif isinstance(dt, (str, bytes, dict, set)) or callable(dt):
         raise Refused("wrong", f"your {label} is a {type(dt).__name__}, not a tensor: compute it with torch operations.")
     else:

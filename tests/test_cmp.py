@@ -590,3 +590,15 @@ def test_check_value_single_number_says_both_numbers_once():
     res = check_value("m", 1.37, torch.tensor(2.0, dtype=torch.float64), source="torch.optim.AdamW", quiet=True)
     assert res.mistake == "wrong" and res.hint == "your m is 1.37, but the value from torch.optim.AdamW is 2: re-derive it step by step."
     assert res.where is None
+
+
+def test_a_value_object_where_a_number_was_meant_says_what_happened():
+    class Value:  # a micrograd-style number, as notebook 01 builds it
+        def __init__(self, data):
+            self.data, self.grad = data, 0.0
+
+    t = torch.tensor(-2.0, dtype=torch.float64, requires_grad=True)
+    (t * 3).backward()
+    res = cmp("d", Value(-2.0), t, quiet=True)
+    assert res.mistake == "wrong" and "is a Value (data=-2.0), not a number" in res.hint
+    assert "run this section again from its first code cell" in res.hint

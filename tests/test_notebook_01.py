@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from checks.student import ROOT, render, student_notebook
-from tests.test_notebooks import STUB, errors_of, fill, run, text_of
+from tests.test_notebooks import STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "01-scalar-autograd.ipynb"
 # sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice; section 6: 6 parameters x 3
@@ -240,3 +240,19 @@ def test_student_value_class_has_a_stub_per_closure():
         closure = next(n for n in m[name].body if isinstance(n, ast.FunctionDef))
         assert len(closure.body) == 1 and isinstance(closure.body[0], ast.Raise), name
     assert len(m["backward"].body) == 1 and isinstance(m["backward"].body[0], ast.Raise)
+
+
+def test_going_back_after_later_sections():
+    """The quiz keeps its tensor under a name of its own, so the "used twice" answer re-run after it still checks against
+    its own tensor; and after the whole notebook, that section run again from its first code cell passes."""
+    nb = read("solutions")
+    code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    (twice,) = [i for i, s in code.items() if "cmp('a (used twice)'" in s]
+    (quiz,) = [i for i, s in code.items() if "cmp('a (a*a)'" in s]
+    assert code[twice - 1].startswith("a, b = 3.0, -2.0")  # the section's first code cell
+    up_to_quiz = read("solutions")
+    up_to_quiz.cells = up_to_quiz.cells[: quiz + 1]
+    (shown,) = run_then_rerun(up_to_quiz, {twice: code[twice]})
+    assert "approximate: True" in shown, shown
+    shown = run_then_rerun(nb, {twice - 1: code[twice - 1], twice: code[twice]})
+    assert "approximate: True" in shown[1], shown[1]
