@@ -20,7 +20,7 @@ import html
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import EllipsisType, FrameType
 from typing import Any
 
@@ -204,13 +204,9 @@ def _dt(dtype: torch.dtype) -> str:
 # ---------------------------------------------------------------- the judgement
 
 
-def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str | None = None) -> Result:
-    """Compare ``y`` with ``e`` (already of one dtype and device) and explain a mismatch.
-
-    ``source`` names where ``e`` comes from ("autograd", "central difference"); by default ``ctx.source``.
-    """
-    if source is not None and source != ctx.source:
-        ctx = replace(ctx, source=source)
+def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
+    """Compare ``y`` with ``e`` (already of one dtype and device) and explain a mismatch; ``ctx.source`` says where
+    ``e`` comes from ("autograd", "central difference", "torch.optim.AdamW")."""
     source = ctx.source
     if y.shape != e.shape:
         fallback = f"your {ctx.answer} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
@@ -227,7 +223,7 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context, source: str
         return Result(name, True, exact, maxdiff, note=note)
     mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), f"your {ctx.answer} differs from {ctx.target}.")
     res = Result(name, False, exact, maxdiff, mistake, hint)
-    _point_at_worst(res, y, e, diff, ctx, source)
+    _point_at_worst(res, y, e, diff, ctx)
     return res
 
 
@@ -238,7 +234,8 @@ def _safe(fn, fallback: str) -> tuple[str, str]:
         return "wrong", fallback
 
 
-def _point_at_worst(res: Result, y: torch.Tensor, e: torch.Tensor, diff: torch.Tensor, ctx: Context, source: str) -> None:
+def _point_at_worst(res: Result, y: torch.Tensor, e: torch.Tensor, diff: torch.Tensor, ctx: Context) -> None:
+    source = ctx.source
     d = torch.nan_to_num(diff.double(), nan=math.inf)
     flat = int(d.flatten().argmax())
     index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), y.shape)) if y.dim() else ()
@@ -297,7 +294,7 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
             res.hint = f"{res.hint[:-1]}; note that your d{name} is {_dt(dt.dtype)}, which cannot hold fractions: make it a float tensor."
         return res
 
-    return record(_guarded(name, f"d{name}", check), quiet)
+    return record(guarded(name, f"d{name}", check), quiet)
 
 
 def check_value(name: str, value: Any, expected: torch.Tensor, *, source: str, rtol: float = RTOL, atol: float = ATOL,
@@ -313,7 +310,7 @@ def check_value(name: str, value: Any, expected: torch.Tensor, *, source: str, r
         y, note = answer(name, value, e, label=name)
         return _noted(judge(name, y, e, Context(name, rtol, atol, frame_ints(frame), source=source, value=True)), note)
 
-    return record(_guarded(name, name, check), quiet)
+    return record(guarded(name, name, check), quiet)
 
 
 def _noted(res: Result, note: str | None) -> Result:
@@ -323,7 +320,7 @@ def _noted(res: Result, note: str | None) -> Result:
     return res
 
 
-def _guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
+def guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
     """``check()``, or a failed Result that says why: never a traceback from our code."""
     try:
         return check()

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from checks.compare import ATOL, RTOL, Refused, Result, answer, judge, record
+from checks.compare import ATOL, RTOL, Refused, Result, answer, guarded, judge, record
 from checks.diagnose import Context
 from checks.graph import frame_ints
 
@@ -50,8 +50,9 @@ def check_numeric(name: str, dt: Any, f: Callable[..., Any], *inputs: Any, wrt: 
     Prints the same line as ``cmp`` and returns a :class:`~checks.compare.Result`; the
     comparison is in float64. Never raises on the learner's input (a failing ``f`` is reported).
     """
-    name = str(name)
-    try:
+    name, frame = str(name), sys._getframe(1)
+
+    def check() -> Result:
         if not 0 <= wrt < len(inputs):
             raise Refused("no-grad", f"wrt={wrt} but only {len(inputs)} input(s) were given to check_numeric.")
         try:
@@ -60,16 +61,13 @@ def check_numeric(name: str, dt: Any, f: Callable[..., Any], *inputs: Any, wrt: 
             raise Refused("no-grad", f"the function could not be evaluated on float64 inputs ({type(exc).__name__}: {exc}).") from None
         e = grads if isinstance(grads, torch.Tensor) else grads[wrt]
         y, _ = answer(name, dt, e)
-        ctx = Context(name, rtol, atol, frame_ints(sys._getframe(1)), source="central difference")
-        res = judge(name, y, e, ctx)
+        res = judge(name, y, e, Context(name, rtol, atol, frame_ints(frame), source="central difference"))
         if not res.ok and res.where is not None:
             got = f"received derivative {res.yours:.6g} for argument {wrt}"
             want = f"but expected {res.expected:.6g} from central difference"
             one = res.total == 1  # a single number: no index, no count
             count = f" ({res.mismatched} / {res.total} elements differ)"
             res.where = f"{got}, {want}." if one else f"{got} at index {res.index}, {want}{count}."
-    except Refused as why:
-        res = Result(name, False, False, None, why.mistake, why.hint)
-    except Exception as exc:
-        res = Result(name, False, False, None, "wrong", f"could not compare d{name} ({type(exc).__name__}: {exc}).")
-    return record(res, quiet)
+        return res
+
+    return record(guarded(name, f"d{name}", check), quiet)
