@@ -10,14 +10,12 @@ import nbformat
 import pytest
 
 from checks.student import ROOT, render, student_notebook
-from tests.test_notebooks import STUB, errors_of, fill, run, run_then_rerun, text_of
+from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "01-scalar-autograd.ipynb"
 # sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice; section 6: 6 parameters x 3
 # activations; section 7: 4 inputs
 N_CHECKS = 11 + 9 + 6 + 12 + 18 + 4
-# the lecture's line; the names here may hold spaces ("x * y", "W1 (tanh)")
-LINE = re.compile(r"^(.+?)\s*\| exact: (True |False) \| approximate: (True |False) \| maxdiff: (\S+)$", re.M)
 BASIC = ["__add__", "__mul__", "__pow__", "tanh", "exp", "relu"]
 DERIVED = ["__neg__", "__sub__", "__truediv__", "__radd__", "__rmul__", "__rsub__", "__rtruediv__"]
 

@@ -12,13 +12,11 @@ import pytest
 
 from checks.grade import Settings, grade
 from checks.student import ROOT, render, student_notebook
-from tests.test_notebooks import STUB, errors_of, fill, run, run_then_rerun, text_of
+from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "04-mlp-language-model.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
-# the lecture's line; names here may hold spaces ("C [64, 32]", "p (5 steps)")
-LINE = re.compile(r"^(.+?)\s*\| exact: (True |False) \| approximate: (True |False) \| maxdiff: (\S+)$", re.M)
 DEEP = [f"{p} [64, 32]" for p in ["C", "W1", "b1", "W2", "b2", "W3", "b3"]]
 # every check in order: section 1 (the bigram's table), section 2 (each layer, then a network with two hidden layers),
 # section 3 (AdamW against torch.optim.AdamW)
