@@ -5,7 +5,7 @@
 logprobs        | exact: True  | approximate: True  | maxdiff: 0.0
 """
 
-from checks.compare import Result, Summary, check_value, cmp, reset, results, summary
+from checks.compare import Result, Summary, check_value, cmp, expect, reset, results, summary
 from checks.data import (
     DATA_DIR,
     NAMES_SHA256,
@@ -19,7 +19,7 @@ from checks.data import (
 )
 from checks.diagnose import MISTAKES
 from checks.numeric import check_numeric, numgrad
-from checks.placeholders import NotWritten, require
+from checks.placeholders import NotWritten, install_hook, require
 
 __all__ = [
     "DATA_DIR",
@@ -38,10 +38,14 @@ __all__ = [
     "check_numeric",
     "check_value",
     "cmp",
+    "expect",
     "numgrad",
     "require",
     "reset",
     "results",
     "summary",
 ]
+
+install_hook()  # in IPython: a cell that uses an answer still `...` says so in one line
+
 

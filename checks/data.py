@@ -61,7 +61,14 @@ DATA_DIR: Path = _data_dir()
 
 
 class DataUnavailableError(RuntimeError):
-    """names.txt is missing and could not be downloaded."""
+    """names.txt is missing and could not be downloaded; Jupyter shows only the message.
+
+    The message already names the download error and both ways to get the file, so it is
+    raised without a chained traceback (``from None``) and IPython shows it as one block.
+    """
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook: the message, without frames
+        return [f"DataUnavailableError: {self}"]
 
 
 class DataIntegrityError(RuntimeError):
@@ -96,7 +103,7 @@ def _download(url: str, target: Path) -> None:
             f"{target.name} is not in {target.parent} and downloading it from {url} "
             f"failed ({type(exc).__name__}: {exc}).\n"
             + _manual_instructions(url, target)
-        ) from exc
+        ) from None  # the message names the error; urllib's long traceback would bury it
 
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(

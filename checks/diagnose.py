@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations, permutations
+from typing import Any
 
 import torch
 
@@ -28,6 +29,9 @@ MISTAKES: dict[str, str] = {
     "missing-path": "the tensor feeds several operations and the answer holds only some of their contributions",
     "accumulate": "rows used several times were overwritten instead of summed (scatter-add)",
     "autograd-grad": "the answer is autograd's own `.grad` tensor, not a hand-written gradient",
+    "upstream": "the step is right, but it was taken from an earlier answer that is wrong",
+    "operand": "a rule applied with the wrong operand: another tensor where the forward input belongs",
+    "alias": "two names for one tensor: an in-place change through one changed the other",
     "wrong": "anything else: the values differ in no recognisable way",
     "no-grad": "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, not the answer)",
 }
@@ -61,22 +65,63 @@ class Context:
     rtol: float = 1e-5
     atol: float = 1e-8
     batch_sizes: list[int] = field(default_factory=list)
-    source: str = "autograd"  # where the expected gradient comes from: "autograd" or "central difference"
+    source: str = "autograd"  # where the expected value comes from: "autograd", "central difference"
     # Lazily computed graph facts: (label, contribution or None) for each use of the tensor,
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
     index_uses: Callable[[], list[torch.Tensor]] | None = None
-    value: bool = False  # a value checked against a reference (an optimiser's new parameter), not a gradient
+    value: bool = False  # a value checked against a reference (an optimiser's step), not a gradient
+    strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of being noted
+    # The size of the gradients the expected one is computed from (float rounding scales with it).
+    scale: Callable[[], float | None] | None = None
+    # The gradient given the learner's own earlier answers, and the names of the wrong ones.
+    upstream: Callable[[], tuple[torch.Tensor, list[str]] | None] | None = None
+    # The gradient with one operand of a product replaced by another tensor: (used, meant, grad).
+    swaps: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
+    facts: Any = None  # what the learner's code says (checks.source.SourceFacts)
+    code: str | None = None  # the learner's code around the answer
+    notes: list = field(default_factory=list)  # Notes shown with any verdict
+    fail_notes: list = field(default_factory=list)  # Notes shown only with a failure
+    answer_label: str | None = None  # what the learner's answer is called, when not d<name>
+    argument: int | None = None  # central differences: which input of the function
+
+    @property
+    def variable(self) -> str | None:
+        """The Python variable in the check's name: ``logits`` for "logits (fused)"."""
+        return _variable(self.name)
+
+    @property
+    def tensor(self) -> str:
+        """The tensor, as the messages call it."""
+        return self.variable or self.name
 
     @property
     def answer(self) -> str:
         """What the learner wrote: ``dW`` for a gradient, the name itself for a value."""
-        return self.name if self.value else f"d{self.name}"
+        if self.answer_label:
+            return self.answer_label
+        return self.name if self.value else f"d{self.variable or self.name}"
 
     @property
     def target(self) -> str:
         """What it is compared with, in a sentence."""
-        return f"the value from {self.source}" if self.value else "the gradient"
+        if self.value:
+            return f"the value from {self.source}"
+        if self.variable is None:  # "x * x": a check of an operation
+            return f"the gradient of `{self.name}`"
+        return "the gradient"
+
+
+def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | None:
+    """The axes when ``ys`` is ``es`` without its leading size-1 axes ((64,) for (1, 64)), else None.
+
+    Such an answer broadcasts back to exactly ``es``. Nothing else does: (32,) for (32, 1) lines up
+    with the wrong axis, and an extra axis ((1, 27) for (27,)) makes a parameter update grow.
+    """
+    k = len(es) - len(ys)
+    if k < 1 or es[k:] != ys or any(s != 1 for s in es[:k]):
+        return None
+    return list(range(k))
 
 
 # ---------------------------------------------------------------- shapes
@@ -85,7 +130,7 @@ class Context:
 def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
     """Mistake and hint for an answer whose shape differs from the tensor's."""
     ys, es = tuple(y.shape), tuple(e.shape)
-    yours = f"your {ctx.answer} has shape {fmt_shape(ys)} but {ctx.target if ctx.value else ctx.name} has shape {fmt_shape(es)}"
+    yours = f"your {ctx.answer} has shape {fmt_shape(ys)} but {ctx.target if ctx.value else ctx.tensor} has shape {fmt_shape(es)}"
     if y.numel() == 1 and e.numel() > 1:
         what = "it must have that shape" if ctx.value else "a gradient has its tensor's shape"
         return "shape", f"{yours}: {what}, one number per element."
@@ -114,7 +159,7 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         tail = ", and then it matches" if right else ""
         kd = ", keepdim=True" if keep else ""
         return "shape", (
-            f"{yours}: {ctx.name} was broadcast along {fmt_axes(axes)} in the forward pass, "
+            f"{yours}: {ctx.tensor} was broadcast along {fmt_axes(axes)} in the forward pass, "
             f"so sum your {ctx.answer} over {fmt_axes(axes)} (`.sum({_axes_arg(axes)}{kd})`){tail}."
         )
 
@@ -131,14 +176,14 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         summed_axis, needed = wrong_axis
         kd = ", keepdim=True" if len(es) == len(ys) + 1 else ""
         return "shape", (
-            f"{yours}: you summed over axis {summed_axis}, but {ctx.name} was broadcast along {fmt_axes(needed)}, "
+            f"{yours}: you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along {fmt_axes(needed)}, "
             f"so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
         )
 
     if y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol):
-        var = _variable(ctx.name)
+        var = ctx.variable
         shape = f"{var}.shape" if var else ", ".join(map(str, es))
-        return "shape", f"{yours}: the values are right, so view them back into {ctx.name}'s shape (`.view({shape})`)."
+        return "shape", f"{yours}: the values are right, so view them back into {ctx.tensor}'s shape (`.view({shape})`)."
 
     differ = [i for i in range(max(len(ys), len(es))) if i >= len(ys) or i >= len(es) or ys[i] != es[i]]
     if len(ys) == len(es) - 1:
@@ -146,18 +191,18 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         if gone:
             return "shape", (
                 f"{yours}: axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
-                f"{ctx.name} was not broadcast along it, so {ctx.answer} needs no sum there."
+                f"{ctx.tensor} was not broadcast along it, so {ctx.answer} needs no sum there."
             )
     if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1:] == es[1:]:
         return "shape", (
-            f"{yours}: if {ctx.name} was indexed (like C[Xb]), add each row of your {ctx.answer} into the row of "
-            f"{ctx.name} it came from, with `index_add_`, to get shape {fmt_shape(es)}."
+            f"{yours}: if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} into the row of "
+            f"{ctx.tensor} it came from, with `index_add_`, to get shape {fmt_shape(es)}."
         )
     if len(ys) == len(es) and all(ys[i] == 1 for i in differ):
         sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
         return "shape", (
-            f"{yours}: {ctx.name} has {sizes}, so {ctx.answer} needs one entry for each of them; "
-            f"if a sum produced this in the forward pass, broadcast it back (e.g. `torch.ones_like({ctx.name}) * ...`)."
+            f"{yours}: {ctx.tensor} has {sizes}, so {ctx.answer} needs one entry for each of them; "
+            f"if a sum produced this in the forward pass, broadcast it back (e.g. `torch.ones_like({ctx.tensor}) * ...`)."
         )
     if len(ys) != len(es):
         plural = "s" if len(ys) != 1 else ""
@@ -219,12 +264,6 @@ def _axes_arg(axes: Sequence[int]) -> str:
     return str(axes[0]) if len(axes) == 1 else "(" + ", ".join(map(str, axes)) + ")"
 
 
-def _variable(name: str) -> str | None:
-    """The Python variable in a check's name: ``W3`` for "W3 (tanh)"; None when there is none."""
-    head = name.split(" (", 1)[0].strip()
-    return head if head.isidentifier() else None
-
-
 def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
     """What the answer is once permuted into ``e``'s shape: a factor of the gradient, or else a plain difference."""
     if close(-yp, e, ctx.rtol, ctx.atol):
@@ -253,6 +292,10 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
+    for test in (_alias, _upstream, _indexed_add):
+        found = test(y, e, ctx)
+        if found:
+            return found
     if e.numel() and not bool(y.any()) and bool(e.any()) and not single:
         return "wrong", f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula."
     if close(-y, e, rt, at):
@@ -262,7 +305,8 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
         return "transpose", f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix product or use `.T`."
     # The graph tests cost the most, so they come last, except for a single number, where any wrong
     # answer is some factor times the right one and only the graph can tell a missing path from a factor.
-    order = (_missing_path, _accumulate, _scale) if single else (_scale, _missing_path, _accumulate)
+    order = ((_operand, _missing_path, _accumulate, _scale) if single
+             else (_operand, _scale, _missing_path, _accumulate))
     for test in order:
         found = test(y, e, ctx)
         if found:
@@ -497,12 +541,77 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
         if bool(row_bad.any()) and not bool((row_bad & (counts <= 1)).any()):
             rows = torch.nonzero(row_bad).flatten().tolist()
             return "accumulate", (
-                f"rows {_short_list(rows)} of your {ctx.answer} are wrong, and each was used more than once: "
-                "sum the gradients of every use (`index_add_` or `+=`) instead of overwriting."
-            )
+                f"rows {_short_list(rows)} of your {ctx.answer} are wrong, and each was used more "
+                "than once: sum the gradients of every use (`index_add_`, or `+=` in a loop over "
+                "the positions) instead of overwriting.")
     return None
 
 
 def _short_list(items: list[int], most: int = 5) -> str:
     head = ", ".join(map(str, items[:most]))
     return head + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def _alias(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A wrong answer that was right until another name for the same tensor changed it in place."""
+    other = getattr(ctx.facts, "changed_through", None)
+    if not other:
+        return None
+    return "alias", (
+        f"`{other} = {ctx.answer}` makes one tensor with two names, so changing {other} in place "
+        f"changed your {ctx.answer} too: start {other} from `{ctx.answer}.clone()`.")
+
+
+def _upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A right step taken from a wrong earlier answer: the error started upstream."""
+    if ctx.upstream is None:
+        return None
+    got = ctx.upstream()
+    if got is None:
+        return None
+    given, wrong = got
+    if given.shape != y.shape or not _near(y, given, ctx):
+        return None
+    names = " and ".join(f"`{w}`" for w in wrong)
+    which = "which is" if len(wrong) == 1 else "which are"
+    first = "it" if len(wrong) == 1 else "them"
+    return "upstream", (f"your step is right given your {names}, {which} wrong: fix {first} first, "
+                        f"then run this check again.")
+
+
+def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A product's gradient taken with the wrong operand: another tensor where the input belongs."""
+    if ctx.swaps is None:
+        return None
+    for used, meant, grad in ctx.swaps():
+        if grad.shape == y.shape and _near(y, grad, ctx):
+            return "operand", (
+                f"your {ctx.answer} is what the rule gives with `{used}` where `{meant}` belongs: "
+                f"the gradient through a product takes the other factor, `{meant}`, from the "
+                "forward pass.")
+    return None
+
+
+def _near(y: torch.Tensor, z: torch.Tensor, ctx: Context) -> bool:
+    """Close up to float rounding at the scale of either tensor (both are sums in some order)."""
+    big = max(float(y.abs().max()), float(z.abs().max())) if y.numel() else 0.0
+    eps = torch.finfo(y.dtype).eps if y.is_floating_point() else 0.0
+    return bool(torch.allclose(y, z.to(y.dtype), rtol=ctx.rtol, atol=ctx.atol + 64 * eps * big))
+
+
+def _variable(name: str) -> str | None:
+    """The Python variable in a check's name: ``W3`` for "W3 (tanh)"; None when there is none."""
+    head = name.split(" (", 1)[0].strip()
+    return head if head.isidentifier() else None
+
+
+def _indexed_add(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A wrong answer built with an indexed ``+=`` (``dC[Xb] += demb``), which adds a repeated
+    row once: the code says so, with or without the graph."""
+    said = getattr(ctx.facts, "indexed_add", None)
+    if not said:
+        return None
+    return "accumulate", (
+        f"your {ctx.answer} comes from `{said}`, which reads the selected rows, adds, and writes them "
+        "back once: a row selected several times keeps only one of its additions. Use "
+        "`index_add_`, which adds every one, or `+=` in a loop over the positions.")

@@ -41,11 +41,12 @@ from pathlib import Path
 import nbformat
 import torch
 
-from checks.compare import Refused, answer, judge
+from checks.compare import Refused, answer, judge, with_source
 from checks.diagnose import Context
 from checks.student import ROOT, answer_names, stub_source
+from checks.verdict import Note, Result
 
-FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason"]
+FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note"]
 MISSING, DELETED = "<...>", "<deleted>"
 
 
@@ -58,6 +59,7 @@ class Settings:
     notebook_timeout: int = 900
     memory_mb: int = 6144
     jobs: int = max(1, os.cpu_count() or 1)
+    strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of passing with a note
 
 
 @dataclass
@@ -346,7 +348,7 @@ def _cell_errors(junit: Path) -> dict[int, str]:
 
 
 def _one_line_error(text: str) -> str:
-    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    text = re.sub(r"(\x1b|#x1B)\[[0-9;]*m", "", text)  # colours, raw or as junit XML writes them
     if "Failed to interrupt kernel" in text:
         return "the kernel stopped responding (it crashed, or ran out of time and could not be interrupted)"
     if "Timeout" in text or "timed out" in text:
@@ -363,7 +365,10 @@ def _one_line_error(text: str) -> str:
 # ---------------------------------------------------------------- judging
 
 
-def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], settings: Settings) -> list[dict]:
+def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], settings: Settings,
+                 sources: dict[str, str] | None = None) -> list[dict]:
+    """One row per check of ``ex``: the learner's recorded value judged against the reference,
+    with the learner's cell source (``sources``, by check) for what only the code can tell."""
     rows = []
     cell_of = {}
     for i, c in enumerate(concerns):
@@ -372,7 +377,6 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
     fatal = min((i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None)
     for check in ex.checks:
         var = check.split("/", 1)[1].split("#")[0]
-        name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
         e, y = ref.get(check), run.values.get(check)
         at = cell_of.get(check, -1)
         cell_error = run.cell_errors.get(at)
@@ -396,22 +400,35 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         elif isinstance(y, str) and y != MISSING:
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
-            try:
-                value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
-                yt, _ = answer(name, ... if isinstance(y, str) else y, e, label=var)
-                ctx = Context(name, batch_sizes=[settings.batch], value=value, source="the instructor's solution" if value else "autograd")
-                res = judge(name, yt, e, ctx)
-                ok, mistake, hint = res.ok, res.mistake or "", res.hint or ""
-            except Refused as why:
-                ok, mistake, hint = False, why.mistake, why.hint
-            if not ok and cell_error and mistake != "missing":
-                hint = f"{hint} (the cell also raised: {cell_error})"
-            rows.append(_row(check, ok, mistake, "" if ok else hint))
+            res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
+                            (sources or {}).get(check), cell_error)
+            rows.append({"check": check, **res.row()})
     return rows
 
 
+def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settings,
+              code: str | None = None, cell_error: str | None = None) -> Result:
+    """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
+    and hints (what needs the autograd graph, which the grader does not have, is left out)."""
+    name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
+    value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
+    source = "the instructor's solution" if value else "autograd"
+    ctx = Context(name, batch_sizes=[settings.batch], value=value, source=source,
+                  strict_shapes=settings.strict_shapes, answer_label=var)
+    try:
+        ctx = with_source(ctx, code, var) if not value else ctx
+        yt, notes = answer(name, y, e, label=var)
+        ctx.notes = notes + ctx.notes
+        if cell_error:
+            ctx.fail_notes.append(Note("cell-error", f"the cell also raised: {cell_error}"))
+        return judge(name, yt, e, ctx)
+    except Refused as why:
+        return Result(name, False, False, None, why.mistake, why.hint)
+
+
 def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
-    return {"check": check, "passed": "true" if passed else "false", "mistake": mistake, "reason": reason}
+    return {"check": check, "passed": "true" if passed else "false", "mistake": mistake,
+            "reason": reason, "note": ""}
 
 
 # ---------------------------------------------------------------- the whole run
@@ -457,7 +474,8 @@ class Grader:
         nb, concerns = assemble(ex, learner)
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
         run = run_notebook(nb, work, self.settings)
-        rows = [{**base, **r} for r in judge_values(ex, self.reference(ex), run, concerns, self.settings)]
+        sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
+        rows = [{**base, **r} for r in judge_values(ex, self.reference(ex), run, concerns, self.settings, sources)]
         shutil.rmtree(work, ignore_errors=True)
         return rows
 
@@ -563,7 +581,8 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
     width = max(len(r["check"]) for r in rows)
     for r in rows:
         mark = "✓" if r["passed"] == "true" else "✗"
-        print(f"{mark} {r['check']:{width}s}  {r['mistake']:12s} {r['reason']}".rstrip())
+        text = r["reason"] or r.get("note", "")
+        print(f"{mark} {r['check']:{width}s}  {r['mistake']:12s} {text}".rstrip())
     passed = sum(r["passed"] == "true" for r in rows)
     print(f"{passed} / {len(rows)} checks pass")
     return 0 if passed >= fail_under * len(rows) else 1
@@ -585,8 +604,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout)
     p.add_argument("--memory-mb", type=int, default=d.memory_mb)
     p.add_argument("--jobs", type=int, default=d.jobs)
+    p.add_argument("--strict-shapes", action="store_true",
+                   help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)")
     a = p.parse_args(argv)
-    settings = Settings(a.seed, a.batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs)
+    settings = Settings(a.seed, a.batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs,
+                        a.strict_shapes)
     if a.self_check:
         return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
     if a.out is None:

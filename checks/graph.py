@@ -252,19 +252,43 @@ class GraphFacts:
             return root, torch.ones_like(root) if g is None else g  # root.backward() starts from 1
         hit = self.by_node.get(id(node))
         g = grad_of(hit[1]) if hit is not None else None
+        if g is None and hit is None:
+            return self._through_add(node)
         return None if g is None else (hit[1], g)
+
+    def _through_add(self, node: Node) -> tuple[None, torch.Tensor] | None:
+        """An unnamed output that only feeds a sum (``embcat @ W1`` in ``embcat @ W1 + b1``): its
+        gradient is the sum's, up to the sign of a subtraction. The output itself is unknown."""
+        ups = self.parents.get(node, [])
+        if len(ups) != 1 or type(ups[0]).__name__ not in ("AddBackward0", "SubBackward0"):
+            return None
+        up = ups[0]
+        got = self._output(up)
+        if got is None:
+            return None
+        slots = [j for j, (nxt, _) in enumerate(up.next_functions) if nxt is node]
+        if slots != [0] and slots != [1]:
+            return None
+        g = got[1]
+        if slots == [1]:
+            alpha = getattr(up, "_saved_alpha", 1)
+            g = g * alpha * (-1 if type(up).__name__ == "SubBackward0" else 1)
+        return None, g
 
     def _rebuild(self, node: Node, slots: list[int]) -> torch.Tensor | None:
         """A use's contribution from its output's gradient and the operation's rule."""
         got = self._output(node)
-        if got is None:
-            return None
-        out, g = got
+        return None if got is None else self._apply(node, slots, *got)
+
+    def _apply(self, node: Node, slots: list[int], out: torch.Tensor | None,
+               g: torch.Tensor) -> torch.Tensor | None:
+        """The rule of ``node`` for the inputs ``slots`` (the tensor), given its output's gradient."""
         total = None
         for slot in slots:
             rule = RULES.get(type(node).__name__)
             try:
-                part = rule(self, node, slot, self.t.detach(), out.detach(), g) if rule else None
+                o = out.detach() if out is not None else None
+                part = rule(self, node, slot, self.t.detach(), o, g) if rule else None
             except (RuntimeError, AttributeError, IndexError, TypeError):
                 part = None
             if part is None:
@@ -273,8 +297,108 @@ class GraphFacts:
             total = part if total is None else total + part
         return total
 
+    # -- what the learner's own answers and the sizes around the tensor say
+    def upstream_scale(self) -> float | None:
+        """How large the gradients arriving at the tensor's uses are: the largest entry of each
+        use's output gradient where it is known, else of the leaves' gradients below that use."""
+        if self.root is None:
+            return None
+        sizes = []
+        for node, _ in self._uses:
+            got = self._output(node)
+            g = got[1] if got is not None else None
+            if g is None:
+                g = self._leaf_grads(node)
+            if g is not None and g.numel():
+                sizes.append(float(torch.nan_to_num(g.detach().double().abs(), 0, 0, 0).max()))
+        return max(sizes) if sizes else None
+
+    def _leaf_grads(self, node: Node, limit: int = 5000) -> torch.Tensor | None:
+        """The largest gradient of a leaf that ``node`` reaches (other than the tensor itself)."""
+        best, seen, stack = None, set(), [node]
+        while stack and len(seen) < limit:
+            cur = stack.pop()
+            if id(cur) in seen:
+                continue
+            seen.add(id(cur))
+            var = getattr(cur, "variable", None)
+            if isinstance(var, torch.Tensor) and var is not self.t and var.grad is not None:
+                m = var.grad.detach().abs().max()
+                best = m if best is None or bool(m > best) else best
+            stack.extend(nxt for nxt, _ in cur.next_functions if nxt is not None)
+        return best
+
+    def given(self, learner: Callable[[torch.Tensor], tuple[str, torch.Tensor, bool] | None],
+              ) -> tuple[torch.Tensor, list[str]] | None:
+        """The gradient the rules give when each use's output has the learner's own checked answer
+        as its gradient, with the names of those answers that were wrong; None when none was."""
+        if self.root is None or not self._uses:
+            return None
+        total, wrong = None, []
+        for node, slots in self._uses:
+            got = self._output(node)
+            if got is None:
+                return None
+            out, g = got
+            mine = learner(out)
+            if mine is not None and tuple(mine[1].shape) == tuple(g.shape):
+                g = mine[1].to(g.dtype)
+                if not mine[2]:
+                    wrong.append(mine[0])
+            part = self._apply(node, slots, out, g)
+            if part is None:
+                return None
+            total = part if total is None else total + part
+        return (total, wrong) if wrong and total is not None else None
+
+    def swaps(self, candidates: dict[str, torch.Tensor]) -> list[tuple[str, str, torch.Tensor]]:
+        """The gradient with the other operand of a product (``*``, ``/``, ``@``) replaced by each
+        tensor of the same shape: (the tensor used, the operand meant, the gradient)."""
+        if self.root is None or not self._uses:
+            return []
+        base = [self._rebuild(node, slots) for node, slots in self._uses]
+        if any(b is None for b in base):
+            return []
+        single = self.t.numel() == 1
+        out = []
+        for i, (node, slots) in enumerate(self._uses):
+            if type(node).__name__ not in ("MulBackward0", "DivBackward0", "MmBackward0"):
+                continue
+            if len(slots) != 1:
+                continue
+            operand = self.operand(node, 1 - slots[0])
+            meant = self.name_of(operand) if operand is not None else None
+            if meant is None:
+                continue
+            rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
+            pool = {self.name_of(self.t) or "": self.t} if single else candidates
+            for used, c in pool.items():
+                if (not used or used == meant or c.shape != operand.shape or c.dtype != operand.dtype
+                        or torch.equal(c.detach(), operand)):
+                    continue
+                self._instead = (id(node), 1 - slots[0], c.detach())
+                try:
+                    part = self._rebuild(node, slots)
+                finally:
+                    self._instead = None
+                if part is not None:
+                    out.append((used, meant, rest + part))
+        return out
+
+    def name_of(self, x: torch.Tensor) -> str | None:
+        """The variable that holds ``x`` (or a tensor with the same data), if any."""
+        for k, v in self.names.items():
+            if v is x or (v.shape == x.shape and v.data_ptr() == x.data_ptr()
+                          and v.stride() == x.stride()):
+                return k
+        return None
+
+    _instead: tuple[int, int, torch.Tensor] | None = None  # (node id, slot, tensor) for swaps()
+
     def operand(self, node: Node, slot: int) -> torch.Tensor | None:
         """The tensor that entered ``node`` at input ``slot`` (a leaf, or a named variable)."""
+        if self._instead is not None and self._instead[:2] == (id(node), slot):
+            return self._instead[2]
         nxt, nr = node.next_functions[slot]
         if nxt is None:
             return None

@@ -60,14 +60,9 @@ def check_numeric(name: str, dt: Any, f: Callable[..., Any], *inputs: Any, wrt: 
         except Exception as exc:
             raise Refused("no-grad", f"the function could not be evaluated on float64 inputs ({type(exc).__name__}: {exc}).") from None
         e = grads if isinstance(grads, torch.Tensor) else grads[wrt]
-        y, _ = answer(name, dt, e)
-        res = judge(name, y, e, Context(name, rtol, atol, frame_ints(frame), source="central difference"))
-        if not res.ok and res.where is not None:
-            got = f"received derivative {res.yours:.6g} for argument {wrt}"
-            want = f"but expected {res.expected:.6g} from central difference"
-            one = res.total == 1  # a single number: no index, no count
-            count = f" ({res.mismatched} / {res.total} elements differ)"
-            res.where = f"{got}, {want}." if one else f"{got} at index {res.index}, {want}{count}."
-        return res
+        y, notes = answer(name, dt, e)
+        ctx = Context(name, rtol, atol, frame_ints(frame), source="central difference",
+                      notes=notes, argument=wrt)
+        return judge(name, y, e, ctx)
 
     return record(guarded(name, f"d{name}", check), quiet)

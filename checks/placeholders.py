@@ -1,4 +1,8 @@
-"""The `...` a learner has not replaced yet, and the clear stop it causes in code that needs the answer."""
+"""The `...` a learner has not replaced yet, and the clear stop it causes in code that needs it.
+
+In IPython, :func:`install_hook` turns the raw ``TypeError`` of code that uses an unwritten answer
+(``counts * dcounts`` with ``dcounts = ...``) into the same one-line :class:`NotWritten` stop.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from typing import Any
 
 
 class NotWritten(Exception):
-    """Raised by :func:`require` when an answer is still a placeholder; Jupyter shows only the message."""
+    """Raised when an answer is still a placeholder; Jupyter shows only the message."""
 
     def _render_traceback_(self) -> list[str]:  # IPython's hook: the message, without our frames
         return [f"NotWritten: {self}"]
@@ -27,4 +31,131 @@ def require(where: str = "", /, **answers: Any) -> None:
     if missing:
         names = ", ".join(missing)
         place = f" in {where}" if where else ""
-        raise NotWritten(f"write {names}{place} first (replace each `...` with your code), then run this cell again.")
+        raise NotWritten(
+            f"write {names}{place} first (replace each `...` with your code), "
+            "then run this cell again."
+        )
+
+
+# ---------------------------------------------------------------- the IPython hook
+
+_CAUGHT = (TypeError, AttributeError, RuntimeError)
+_FLAG = "_workbook_not_written_hook"
+
+
+def install_hook(ip: Any = None) -> bool:
+    """In IPython, show one line instead of a traceback when a cell fails on an unwritten answer.
+
+    When a ``TypeError``, ``AttributeError`` or ``RuntimeError`` mentions ``ellipsis`` or
+    ``NoneType`` and the failing code reads a name that is still ``...`` (or None), the cell shows
+    ``NotWritten: dcounts is still `...`: write it ...`` and still fails; any other error keeps its
+    usual traceback. Returns True when the hook is in place (idempotent), False outside IPython or
+    when another custom exception handler is already installed (it is left alone).
+    """
+    if ip is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        ip = get_ipython()
+    if ip is None or not hasattr(ip, "set_custom_exc"):
+        return False
+    current = tuple(getattr(ip, "custom_exceptions", ()) or ())
+    if getattr(ip, _FLAG, False) and current == _CAUGHT:
+        return True
+    if current:
+        return False
+    ip.set_custom_exc(_CAUGHT, _handler)
+    setattr(ip, _FLAG, True)
+    return True
+
+
+def _handler(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
+    """IPython's custom exception handler: one :class:`NotWritten` line, or the usual traceback."""
+    try:
+        message = not_written_message(shell, value, tb)
+    except Exception:
+        message = None
+    try:
+        if message is None:
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+            return None
+        error = NotWritten(message)
+        error.__context__ = value
+        shell.showtraceback((NotWritten, error, tb))
+        _record_as_the_cell_error(value, error)
+    except Exception:
+        pass
+    return None
+
+
+def _record_as_the_cell_error(original: BaseException, error: NotWritten) -> None:
+    """Make the kernel's execute reply name ``NotWritten`` too (IPython records ``original``)."""
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(6):  # _handler <- IPython's wrapper <- run_code, which holds `result`
+        if frame is None:
+            return
+        result = frame.f_locals.get("result")
+        if getattr(result, "error_in_exec", None) is original:
+            result.error_in_exec = error
+            return
+        frame = frame.f_back
+
+
+def not_written_message(shell: Any, value: BaseException, tb: Any) -> str | None:
+    """The one-line message when the code failing with ``value`` reads an unwritten answer."""
+    text = str(value).lower()
+    wanted = [v for v, word in ((Ellipsis, "ellipsis"), (None, "nonetype")) if word in text]
+    if not wanted:
+        return None
+    for source, namespace in _failing_code(shell, tb):
+        names = [n for n in _placeholders(source, namespace) if namespace[n] in wanted]
+        if names:
+            return _message(names, [namespace[n] for n in names])
+    return None
+
+
+def _placeholders(source: str, namespace: dict) -> list[str]:
+    from checks.source import placeholders_used
+
+    return placeholders_used(source, namespace)
+
+
+def _failing_code(shell: Any, tb: Any) -> list[tuple[str, dict]]:
+    """(source, namespace) of each notebook-cell frame of ``tb``, innermost first, then the cell."""
+    import inspect
+    import linecache
+
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", {}) or {}
+    found = []
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+        filename = frame.f_code.co_filename
+        if filename not in cells and not filename.startswith("<ipython-input-"):
+            continue
+        if frame.f_code.co_name == "<module>":
+            source = "".join(linecache.getlines(filename))
+        else:
+            try:
+                source = inspect.getsource(frame.f_code)
+            except (OSError, TypeError):
+                source = "".join(linecache.getlines(filename))
+        found.append((source, {**frame.f_globals, **frame.f_locals}))
+    found.reverse()
+    history = getattr(shell, "user_ns", {}).get("In") or [""]
+    found.append((history[-1], getattr(shell, "user_ns", {})))
+    return found
+
+
+def _message(names: list[str], values: list[Any]) -> str:
+    """``dcounts is still `...`: write it ...`` for one name, ``a and b are still ...`` for more."""
+    shown = "`...`" if all(v is Ellipsis for v in values) else (
+        "None" if all(v is None for v in values) else "`...` or None")
+    if len(names) == 1:
+        return (f"{names[0]} is still {shown}: write it (its cell comes earlier), run that cell, "
+                "then this one again.")
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    return (f"{listed} are still {shown}: write them (their cells come earlier), run those cells, "
+            "then this one again.")

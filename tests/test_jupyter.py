@@ -41,7 +41,7 @@ def test_failure_shows_mistake_and_hint_in_red(executed):
     assert "approximate: False" in text and "✗ sign:" in text and "Mismatched elements" in text
     shown = out.data["text/html"]
     assert "workbook-fail" in shown and FAIL in shown and PASS not in shown
-    assert f"<span style='color:{FAIL};font-weight:bold'>  ✗ sign:</span> your dx2 is exactly the negative" in shown
+    assert f"<span style='color:{FAIL};font-weight:bold'>  ✗ sign: </span>your dx2 is exactly the negative" in shown
 
 
 def test_not_written_yet_is_grey_not_red(executed):

@@ -1,0 +1,200 @@
+"""One check's outcome as data, and its three renderings: plain text, HTML and the grader's row.
+
+A :class:`Result` is built once, by the comparison, from parts: the state (pass, pass with a
+note, upstream, fail, not written yet), the mistake word, the hint sentence, the worst element
+and the notes. Nothing edits a message after it is built: every rendering reads the same parts
+(``torch.testing``'s ``ErrorMeta`` is the model). In hints and notes, text between backticks is
+code: HTML shows it as ``<code>``, plain text keeps the backticks.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+# Colours that read on JupyterLab's light and dark themes alike (and in Colab and VS Code: inline
+# styles only, no theme variables).
+PASS, FAIL, TODO, NOTE = "#1a7f37", "#cf222e", "#8c959f", "#9a6700"
+TINT = {PASS: "rgba(26,127,55,0.10)", FAIL: "rgba(207,34,46,0.10)",
+        TODO: "rgba(140,149,159,0.12)", NOTE: "rgba(191,135,0,0.12)"}
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something worth knowing about an answer that is not its mistake: ``word`` names it."""
+
+    word: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The element that differs most, and how many differ."""
+
+    index: tuple[int, ...]
+    yours: float
+    expected: float
+    absdiff: float
+    mismatched: int
+    total: int
+    source: str  # where the expected value comes from: "autograd", "central difference", ...
+    argument: int | None = None  # central differences: which input of the function (minitorch's style)
+
+    def sentence(self) -> str:
+        y, e = _num(self.yours), _num(self.expected)
+        if self.argument is not None:  # minitorch's words
+            got = f"received derivative {y} for argument {self.argument}"
+            if self.total == 1:
+                return f"{got}, but expected {e} from {self.source}."
+            return (f"{got} at index {self.index}, but expected {e} from {self.source} "
+                    f"({self.mismatched} / {self.total} elements differ).")
+        if self.total == 1:
+            return f"yours {y}, expected {e} from {self.source}."
+        pct = 100.0 * self.mismatched / self.total
+        return (f"Mismatched elements: {self.mismatched} / {self.total} ({pct:.1f}%), greatest "
+                f"absolute difference {_num(self.absdiff)} at index {self.index}: yours {y}, "
+                f"expected {e} from {self.source}.")
+
+
+@dataclass
+class Result:
+    """The outcome of one check. ``bool(result)`` is ``result.ok``.
+
+    ``mistake`` is one word of ``checks.MISTAKES`` (None for a pass), ``hint`` one sentence that
+    says what is wrong and what to do, ``notes`` what else the learner should know (a dropped
+    size-1 axis that still broadcasts, a conversion, an alias), ``worst`` the worst element.
+    """
+
+    name: str
+    ok: bool
+    exact: bool
+    maxdiff: float | None
+    mistake: str | None = None
+    hint: str | None = None
+    notes: tuple[Note, ...] = ()
+    worst: Worst | None = None
+    _shown_in: int | None = field(default=None, repr=False, compare=False)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    @property
+    def state(self) -> str:
+        """"pass", "note" (a pass with something to fix), "upstream" (right given a wrong earlier
+        answer), "missing" (not written yet) or "fail"."""
+        if self.ok:
+            return "note" if self.notes else "pass"
+        return self.mistake if self.mistake in ("upstream", "missing") else "fail"
+
+    @property
+    def status(self) -> str:
+        return "pass" if self.ok else (self.mistake or "fail")
+
+    # -- the parts, for code that reads them
+    @property
+    def where(self) -> str | None:
+        """The worst element in a sentence; None for a single wrong number (the hint says both)."""
+        if self.worst is None or (self.worst.total == 1 and self.mistake == "wrong"):
+            return None
+        return self.worst.sentence()
+
+    @property
+    def note(self) -> str | None:
+        return "; ".join(n.text for n in self.notes) or None
+
+    @property
+    def index(self) -> tuple[int, ...] | None:
+        return self.worst.index if self.worst else None
+
+    @property
+    def yours(self) -> float | None:
+        return self.worst.yours if self.worst else None
+
+    @property
+    def expected(self) -> float | None:
+        return self.worst.expected if self.worst else None
+
+    @property
+    def mismatched(self) -> int | None:
+        return self.worst.mismatched if self.worst else None
+
+    @property
+    def total(self) -> int | None:
+        return self.worst.total if self.worst else None
+
+    # -- renderings
+    def line(self) -> str:
+        """The lecture's one-line report."""
+        return (f"{self.name:15s} | exact: {str(self.exact):5s} | approximate: {str(self.ok):5s} "
+                f"| maxdiff: {self.maxdiff}")
+
+    def report(self) -> str:
+        """Plain text: the lecture's line, then the mistake and the worst element, or the notes."""
+        return "\n".join([self.line(), *(mark + body for mark, body, _ in self._details())])
+
+    __str__ = report
+
+    def html(self) -> str:
+        """The same lines for Jupyter, with a coloured bar and symbol, and code shown as code."""
+        colour = COLOURS[self.state]
+        symbol = "✓" if self.ok else "✗"
+        lines = [f"<div>{_b(colour, symbol)} {_esc(self.line())}</div>"]
+        for mark, body, indent in self._details():
+            head = _b(colour, _esc(mark)) if mark.strip() else _esc(mark)
+            lines.append(f"<div style='padding-left:{len(indent)}ch;text-indent:-{len(indent)}ch'>"
+                         f"{head}{code_html(body)}</div>")
+        style = (f"margin:0;padding:1px 6px;border-left:4px solid {colour};"
+                 f"background:{TINT[colour]};font-family:monospace;white-space:pre-wrap;"
+                 "word-break:normal;overflow-wrap:anywhere")
+        kind = "pass" if self.ok else "fail"
+        return (f"<div class='workbook-check workbook-{kind} workbook-{self.state}' "
+                f"style='{style}'>" + "".join(lines) + "</div>")
+
+    def row(self) -> dict[str, str]:
+        """The grader's columns: passed, mistake, reason (hint and worst element), note."""
+        reason = "" if self.ok else " ".join(p for p in (self.hint, self.where) if p)
+        return {"passed": "true" if self.ok else "false", "mistake": self.mistake or "",
+                "reason": reason, "note": "; ".join(f"{n.word}: {n.text}" for n in self.notes)}
+
+    def _details(self) -> list[tuple[str, str, str]]:
+        """(mark, text, indent of its wrapped lines) for each line after the lecture's."""
+        out = []
+        if not self.ok:
+            out.append((f"  ✗ {self.mistake or 'fail'}: ", self.hint or "", "    "))
+            if self.where:
+                out.append(("    ", self.where, "    "))
+        for n in self.notes:
+            out.append((f"  ! {n.word}: " if self.ok else f"    {n.word}: ", n.text, "    "))
+        return out
+
+    def _ipython_display_(self) -> None:
+        from checks.compare import execution_count, show
+
+        # cmp() already showed this result in the current cell: do not echo it a second time.
+        if self._shown_in is not None and self._shown_in == execution_count():
+            return
+        show(self)
+
+
+COLOURS = {"pass": PASS, "note": NOTE, "upstream": NOTE, "missing": TODO, "fail": FAIL}
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+_TICKS = re.compile(r"`([^`]+)`")
+
+
+def code_html(text: str) -> str:
+    """Escaped text with `code` in backticks shown as <code>."""
+    return _TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", _esc(text))
+
+
+def _b(colour: str, text: str) -> str:
+    return f"<span style='color:{colour};font-weight:bold'>{text}</span>"

@@ -1,0 +1,165 @@
+"""Feedback a teacher would give (issue 11): an error traced to where it started, the mistakes
+that real learners make named as such, and answers judged the same in the notebook and the grader.
+
+Each answer is written as a learner writes it, in a function whose source ``cmp`` reads as it
+reads a notebook cell's.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import checks
+from checks import cmp
+from checks.grade import Settings, judge_one
+from tests.makemore import setup
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    checks.reset()
+    yield
+    checks.reset()
+
+
+@pytest.fixture(scope="module")
+def mm():
+    p, f, Xb, Yb = setup()
+    return p, f, Xb, Yb
+
+
+def test_a_right_step_on_a_wrong_upstream_answer_is_upstream(mm):
+    p, f, Xb, Yb = mm
+    counts, counts_sum_inv, norm_logits = f["counts"], f["counts_sum_inv"], f["norm_logits"]
+    dprobs = f["probs"].grad
+    dcounts = (counts_sum_inv * dprobs).detach()  # the path through counts_sum is missing
+    first = cmp("counts", dcounts, counts, quiet=True)
+    dnorm_logits = counts.detach() * dcounts  # right, given dcounts
+    res = cmp("norm_logits", dnorm_logits, norm_logits, quiet=True)
+    assert first.mistake == "missing-path"
+    assert res.mistake == "upstream" and res.state == "upstream", res
+    assert "right given your `dcounts`" in res.hint and "fix it first" in res.hint
+    wrong_step = -counts.detach() * dcounts  # wrong on its own: not blamed on dcounts
+    assert cmp("norm_logits", wrong_step, norm_logits, quiet=True).mistake != "upstream"
+
+
+def test_an_upstream_that_passed_does_not_excuse_a_wrong_step(mm):
+    p, f, Xb, Yb = mm
+    counts = f["counts"]
+    assert cmp("counts", counts.grad.clone(), counts, quiet=True).ok
+    res = cmp("norm_logits", -counts.detach() * counts.grad, f["norm_logits"], quiet=True)
+    assert res.mistake == "sign", res
+
+
+def test_a_gradient_where_the_layer_input_belongs_is_operand(mm):
+    p, f, Xb, Yb = mm
+    dhprebn = f["hprebn"].grad
+    dembcat = f["embcat"].grad
+    embcat = f["embcat"]  # noqa: F841  (in scope, as in the notebook)
+    dW1 = dembcat.T @ dhprebn
+    res = cmp("W1", dW1, p["W1"], quiet=True)
+    assert res.mistake == "operand", res
+    assert "`dembcat` where `embcat` belongs" in res.hint
+
+
+def test_the_wrong_other_factor_of_a_product_is_operand():
+    a, b = torch.tensor(2.0, requires_grad=True), torch.tensor(-3.0, requires_grad=True)
+    e = a * b
+    e.retain_grad()
+    L = e * torch.tensor(-2.0)
+    L.backward()
+    db = b.detach() * e.grad  # the learner's b * de: b where a belongs
+    res = cmp("b", db, b, quiet=True, loss=L)
+    assert res.mistake == "operand", res
+    assert "`b` where `a` belongs" in res.hint
+
+
+def test_copies_of_autograd_grad_are_autograd_grad(mm):
+    p, f, Xb, Yb = mm
+    logprobs = f["logprobs"]
+    dlogprobs = logprobs.grad.clone()
+    assert cmp("logprobs", dlogprobs, logprobs, quiet=True).mistake == "autograd-grad"
+    dlogprobs = logprobs.grad * 1
+    res = cmp("logprobs", dlogprobs, logprobs, quiet=True)
+    assert res.mistake == "autograd-grad" and "`logprobs.grad`" in res.hint
+
+
+def test_another_tensors_grad_as_the_upstream_is_not_called_a_copy(mm):
+    p, f, Xb, Yb = mm
+    dprobs = (1.0 / f["probs"].detach()) * f["logprobs"].grad
+    assert cmp("probs", dprobs, f["probs"], quiet=True).ok
+
+
+def test_an_alias_changed_in_place_is_named(mm):
+    p, f, Xb, Yb = mm
+    n = Xb.shape[0]
+    dbndiff = f["bndiff"].grad.clone()
+    assert cmp("bndiff", dbndiff, f["bndiff"], quiet=True).ok
+    dbnmeani = (-dbndiff).sum(0, keepdim=True)
+    dhprebn = dbndiff
+    dhprebn += 1.0 / n * torch.ones_like(f["hprebn"]) * dbnmeani
+    res = cmp("hprebn", dhprebn, f["hprebn"], quiet=True)
+    assert res.ok and [x.word for x in res.notes] == ["alias"], res
+    assert "`dhprebn = dbndiff`" in res.note and "dbndiff.clone()" in res.note
+    again = cmp("bndiff", dbndiff, f["bndiff"], quiet=True)
+    assert again.mistake == "alias" and "dbndiff.clone()" in again.hint, again
+
+
+def test_an_indexed_add_is_accumulate_with_why(mm):
+    p, f, Xb, Yb = mm
+    demb = f["emb"].grad
+    dC = torch.zeros_like(p["C"])
+    dC[Xb] += demb
+    res = cmp("C", dC, p["C"], quiet=True)
+    assert res.mistake == "accumulate" and "`dC[Xb] += demb`" in res.hint, res
+    assert "index_add_" in res.hint and "only one of its additions" in res.hint
+
+
+def test_a_hard_coded_batch_size_is_named_when_the_batch_differs():
+    code = "dlogits = torch.zeros((32, 27))\ndlogits[range(n), Yb] = -1.0 / n"
+    res = judge_one("ex1/dlogits", "dlogits", torch.zeros(32, 27), torch.randn(24, 27),
+                    Settings(batch=24), code)
+    assert res.mistake == "shape" and [x.word for x in res.notes] == ["batch-size"]
+    assert "the number 32" in res.note and "24" in res.note
+
+
+WRONG = [
+    ("dlogprobs", "sign", lambda e: -e, ""),
+    ("dbnmeani", "shape", lambda e: e.repeat(2, 1), ""),
+    ("dW1", "transpose", lambda e: e.T.clone(), ""),
+    ("dhpreact", "autograd-grad", lambda e: e.clone(), "dhpreact = hpreact.grad.clone()"),
+    ("dC", "accumulate", lambda e: e * 0.5, "dC = torch.zeros_like(C)\ndC[Xb] += demb"),
+    ("dlogits", "scale", lambda e: e * 24, ""),
+]
+
+
+@pytest.mark.parametrize("var, word, make, code", WRONG)
+def test_the_grader_and_the_notebook_give_the_same_word_and_hint(var, word, make, code):
+    """Both build the verdict with the same parts, and the grader's row is that verdict's rendering."""
+    e = torch.randn(24, 27 if var != "dbnmeani" else 1, generator=torch.Generator().manual_seed(3))
+    if var == "dbnmeani":
+        e = e.T.contiguous()
+    graded = judge_one(f"ex1/{var}", var, make(e), e, Settings(batch=24), code)
+    assert graded.mistake == word, graded
+    row = graded.row()
+    assert row["mistake"] == word and row["reason"].startswith(graded.hint)
+    assert "\x1b" not in row["reason"] and "#x1B" not in row["reason"]
+
+
+def test_grader_row_notes_a_dropped_leading_axis_and_strict_shapes_fails_it():
+    e = torch.randn(1, 64)
+    passed = judge_one("ex1/dbnmeani", "dbnmeani", e.view(64), e, Settings())
+    assert passed.ok and passed.row()["note"].startswith("keepdim: ")
+    strict = judge_one("ex1/dbnmeani", "dbnmeani", e.view(64), e, Settings(strict_shapes=True))
+    assert not strict.ok and strict.mistake == "shape"
+
+
+def test_rendered_once_text_html_and_row_agree(mm):
+    p, f, Xb, Yb = mm
+    res = cmp("logits (fused)", -F.softmax(f["logits"].detach(), 1), f["logits"], quiet=True)
+    text, page, row = res.report(), res.html(), res.row()
+    assert res.hint in text and row["reason"].startswith(res.hint)
+    assert "your dlogits" in res.hint and "dlogits (fused)" not in res.hint
+    assert "<code>" in page or "`" not in res.hint
