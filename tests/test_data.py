@@ -9,6 +9,7 @@ import random
 import socket
 import string
 import threading
+import traceback
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -309,11 +310,21 @@ def test_download_offline(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert url in msg
     assert str(data_dir / "names.txt") in msg
     assert "internet" in msg and "by hand" in msg and NAMES_SHA256 in msg
-    assert (
-        info.value.__cause__ is not None
-    )  # the urllib error is chained, not swallowed
+    assert "ConnectionRefusedError" in msg or "URLError" in msg  # the cause, named in the message
     assert isinstance(info.value, RuntimeError)
     assert list(data_dir.iterdir()) == []
+    _assert_shown_alone(info.value)
+
+
+def _assert_shown_alone(error: DataUnavailableError) -> None:
+    """No chained urllib traceback, and in IPython one block: ``DataUnavailableError: <msg>``."""
+    assert error.__cause__ is None and error.__suppress_context__ is True
+    printed = "".join(traceback.format_exception(error))
+    assert "direct cause" not in printed and "During handling" not in printed
+    assert printed.count("Traceback (most recent call last)") == 1
+    shown = error._render_traceback_()
+    assert shown == [f"DataUnavailableError: {error}"]
+    assert "internet" in shown[0] and "by hand" in shown[0]  # both ways to get the file
 
 
 def test_download_http_error(
@@ -325,6 +336,7 @@ def test_download_http_error(
         load_names()
     assert url in str(info.value) and str(data_dir / "names.txt") in str(info.value)
     assert list(data_dir.iterdir()) == []
+    _assert_shown_alone(info.value)
 
 
 def test_existing_file_with_wrong_content(data_dir: Path) -> None:

@@ -163,3 +163,15 @@ def test_rendered_once_text_html_and_row_agree(mm):
     assert res.hint in text and row["reason"].startswith(res.hint)
     assert "your dlogits" in res.hint and "dlogits (fused)" not in res.hint
     assert "<code>" in page or "`" not in res.hint
+
+
+def test_summary_counts_declared_checks_that_have_not_run_yet(capsys):
+    checks.expect("a", "b", "c")
+    x = torch.ones(2, requires_grad=True)
+    (x * 3).sum().backward()
+    cmp("a", torch.full((2,), 3.0), x, quiet=True)
+    table = checks.summary()
+    out = capsys.readouterr().out
+    assert "1 / 3 checks pass (2 not run yet)" in out and "· not run yet" in out
+    assert table.count == 3 and table.unreached == ["b", "c"]
+    assert "not run yet" in table._repr_html_()
