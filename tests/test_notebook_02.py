@@ -129,7 +129,7 @@ WRONG = {
             "dW12": {0: "a2 * dN1 + a4 * dN3"},                     # i and j swapped in the entries
             "dW21": {0: "a1 * dN2 + a3 * dN4"},
             "dW": {0: "dN.T @ A.detach()", 1: "dN.T @ A.detach()"},  # the product the wrong way round
-            "db": {1: "dN.sum(0)"},                                 # keepdim forgotten
+            "db": {1: "dN.sum(0)"},                                 # keepdim forgotten: a pass, with a note
             "dV": {0: "dU.clone()"},                                # the path through the max forgotten
         },
         {
@@ -140,7 +140,6 @@ WRONG = {
             7: ("transpose", None),
             10: ("transpose", None),  # central differences catch it too
             12: ("transpose", "(100, 784)"),
-            13: ("shape", "keepdim=True"),
             15: ("missing-path", "vmax"),
         },
     ),
@@ -150,7 +149,7 @@ WRONG = {
             "ds": {0: "-dD.sum(1)"},                 # keepdim forgotten
             "db1": {0: "dN1"},                       # the second sample forgotten
             "db2": {0: "dN2"},
-            "db": {0: "dN.sum(0)", 1: "dN"},         # keepdim forgotten; the sum over the batch forgotten
+            "db": {0: "dN.sum(0)", 1: "dN"},         # keepdim forgotten (a note); the batch sum forgotten
             "dA": {1: "W.detach() @ dN.T"},          # transposed
             "dvmax": {0: "dU.sum(1, keepdim=True)"},  # the minus sign forgotten
         },
@@ -158,7 +157,6 @@ WRONG = {
             0: ("sign", None),
             1: ("shape", "keepdim=True"),
             6: ("wrong", None),
-            9: ("shape", "keepdim=True"),
             11: ("transpose", "(784, 32)"),
             13: ("shape", "over axis 0 (`.sum(0"),
             14: ("sign", None),
@@ -187,6 +185,8 @@ def test_wrong_answers_fail_with_the_right_mistake(case, seed, monkeypatch):
         want, fragment = expected[i]
         assert not ok and mistake == want, (i, name, mistake, hint)
         assert fragment is None or fragment in hint, (i, name, hint)
+    # the one `b` summed without keepdim: (2,) or (100,) for (1, 2) or (1, 100) broadcasts back exactly
+    assert outputs(nb).count("  ! keepdim: your db has shape") == 1
 
 
 # ---------------------------------------------------------------- the numbers the prose quotes
