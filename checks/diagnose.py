@@ -70,6 +70,7 @@ class Context:
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
     index_uses: Callable[[], list[torch.Tensor]] | None = None
+    terms: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None  # paths split further
     value: bool = False  # a value checked against a reference (an optimiser's step), not a gradient
     strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of being noted
     # The size of the gradients the expected one is computed from (float rounding scales with it).
@@ -105,11 +106,7 @@ class Context:
     @property
     def target(self) -> str:
         """What it is compared with, in a sentence."""
-        if self.value:
-            return f"the value from {self.source}"
-        if self.variable is None:  # "x * x": a check of an operation
-            return f"the gradient of `{self.name}`"
-        return "the gradient"
+        return f"the value from {self.source}" if self.value else "the gradient"
 
 
 def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | None:
@@ -441,10 +438,19 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
                 have = " and ".join(labels[i] for i in subset)
                 miss = " and ".join(labels[i] for i in range(k) if i not in subset)
                 return "missing-path", (
-                    f"{_uses_phrase(ctx.name, labels)}, and your {ctx.answer} holds only the "
+                    f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} holds only the "
                     f"contribution through {have}: add the one through {miss} (`+=`)."
                 )
-    return _one_path_off(y, e, contribs, labels, ctx)
+    found = _one_path_off(y, e, contribs, labels, ctx)
+    if found is None and ctx.terms is not None:  # a slip inside one term of a fused formula
+        terms = ctx.terms()
+        parts = [c for _, c in terms]
+        unknown = [i for i, c in enumerate(parts) if c is None]
+        if len(unknown) == 1:  # one term unknown: it is what the others leave of the gradient
+            parts[unknown[0]] = e - sum(c for c in parts if c is not None)
+        if len(terms) > len(paths) and len(unknown) <= 1:
+            found = _one_path_off(y, e, parts, [t for t, _ in terms], ctx)
+    return found
 
 
 def _adds_up(contribs: list[torch.Tensor], e: torch.Tensor) -> bool:
@@ -475,7 +481,7 @@ def _unmeasured(ctx: Context) -> str:
     if len(paths) < 2 or sum(c is None for _, c in paths) < 2:
         return ""
     return (
-        f" Note: {_uses_phrase(ctx.name, [label for label, _ in paths])}, and cmp cannot tell whether one of their "
+        f" Note: {_uses_phrase(ctx.variable or 'its input', [label for label, _ in paths])}, and cmp cannot tell whether one of their "
         "contributions is missing: the backward pass freed the graph, so it cannot measure each contribution "
         "(backward(retain_graph=True) would let it)."
     )

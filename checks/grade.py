@@ -43,10 +43,12 @@ import torch
 
 from checks.compare import Refused, answer, judge, with_source
 from checks.diagnose import Context
+from checks.facts import apply, targets
 from checks.student import ROOT, answer_names, stub_source
 from checks.verdict import Note, Result
 
 FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note"]
+FACTS = "facts::"  # the reference values' keys for what the graph says about a check
 MISSING, DELETED = "<...>", "<deleted>"
 
 
@@ -74,6 +76,7 @@ class AnswerCell:
     solution: str
     template: str  # the student copy of the cell
     checks: list[str] = field(default_factory=list)  # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
+    facts: str | None = None  # an expression giving {name: checks.facts} in the reference run
 
 
 @dataclass
@@ -113,7 +116,7 @@ def load_exercise(path: Path) -> Exercise:
                 k = seen[f"{section}/{n}"]
                 ids.append(f"{section}/{n}" + (f"#{k}" if k > 1 else ""))
             ex.answers.append(AnswerCell(i, cell.get("id"), section, names, hints.get("probe"), cell.source,
-                                         stub_source(cell.source), ids))
+                                         stub_source(cell.source), ids, hints.get("facts")))
     return ex
 
 
@@ -168,14 +171,28 @@ for __v in list(globals().values()):
 '''
 
 
-def record_cell(cell: AnswerCell) -> str:
-    """The grader cell after an answer cell: record the learner's values, then restore the reference."""
+def record_cell(cell: AnswerCell, facts: bool = False) -> str:
+    """The grader cell after an answer cell: record the learner's values, then restore the reference.
+
+    With ``facts`` (the reference run) it also records what the graph says about each checked tensor
+    (``checks.facts``), so that the grader's diagnosis reads what the notebook's ``cmp`` reads."""
     if cell.probe:
         grab = (f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
                 f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}")
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
-    return f"{grab}\n__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n" + _restore(cell)
+    record = f"__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n"
+    wanted = {c: t for c, n in zip(cell.checks, cell.names, strict=True) if (t := targets(cell.solution).get(n))}
+    if facts and cell.facts:  # an expression of the instructor's: {name: facts}
+        ids = dict(zip(cell.names, cell.checks, strict=True))
+        record += ("import checks.facts as __cf\n"
+                   f"__grade_values.update({{{FACTS!r} + {ids!r}[n]: f for n, f in ({cell.facts}).items()}})\n"
+                   "__torch.save(__grade_values, __GRADE_OUT)\n")
+    elif facts and wanted and not cell.probe:
+        record += ("import checks.facts as __cf\n"
+                   f"__grade_values.update({{FACTS + c: f for c, f in __cf.collect({wanted!r}, globals()).items()}})\n"
+                   "__torch.save(__grade_values, __GRADE_OUT)\n").replace("FACTS + ", f"{FACTS!r} + ")
+    return f"{grab}\n{record}" + _restore(cell)
 
 
 def _restore(ans: AnswerCell) -> str:
@@ -199,7 +216,7 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbfor
         if ans is None:
             cells.append(nbformat.v4.new_code_cell(cell.source))
             concerns.append("")
-            if _wipes_after(cell):
+            if _wipes_after(cell) and learner is not None:  # the reference run keeps its graph
                 cells.append(nbformat.v4.new_code_cell(WIPE.strip()))
                 concerns.append("grader")
             continue
@@ -207,7 +224,8 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbfor
         if source is not None:
             cells.append(nbformat.v4.new_code_cell(source))
             concerns.append(",".join(ans.checks))
-        cells.append(nbformat.v4.new_code_cell(record_cell(ans) if source is not None else _deleted_cell(ans)))
+        record = record_cell(ans, facts=learner is None) if source is not None else _deleted_cell(ans)
+        cells.append(nbformat.v4.new_code_cell(record))
         concerns.append("grader")
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -401,20 +419,21 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
             res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
-                            (sources or {}).get(check), cell_error)
+                            (sources or {}).get(check), cell_error, ref.get(FACTS + check))
             rows.append({"check": check, **res.row()})
     return rows
 
 
 def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settings,
-              code: str | None = None, cell_error: str | None = None) -> Result:
+              code: str | None = None, cell_error: str | None = None,
+              facts: dict | None = None) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
-    and hints (what needs the autograd graph, which the grader does not have, is left out)."""
+    and hints, with the graph's facts from the reference run (``facts``) in place of the graph."""
     name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
     value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
     source = "the instructor's solution" if value else "autograd"
-    ctx = Context(name, batch_sizes=[settings.batch], value=value, source=source,
-                  strict_shapes=settings.strict_shapes, answer_label=var)
+    ctx = apply(Context(name, batch_sizes=[settings.batch], value=value, source=source,
+                        strict_shapes=settings.strict_shapes, answer_label=var), facts)
     try:
         ctx = with_source(ctx, code, var) if not value else ctx
         yt, notes = answer(name, y, e, label=var)
@@ -444,7 +463,7 @@ class Grader:
     def reference(self, ex: Exercise) -> dict:
         if ex.name not in self._refs:
             s = self.settings
-            key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}").encode()).hexdigest()[:16]
+            key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/facts").encode()).hexdigest()[:16]
             cache = self.out / ".reference" / f"{ex.path.stem}-{key}.pt"
             if cache.exists():
                 self._refs[ex.name] = torch.load(cache, weights_only=True)

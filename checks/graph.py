@@ -151,10 +151,29 @@ class GraphFacts:
         self.parents = walk(self.root) if self.root is not None else {}
         # one entry per input slot that is t: an operation taking t twice (t * t) is two uses
         used = uses(self.root, t, self.parents) if self.root is not None else []
+        self._place: dict[int, int] = {}  # use -> the element of t it takes (t unbound: x, y = t)
+        if len(used) == 1 and type(used[0][0]).__name__ == "UnbindBackward0":
+            used, self._place = self._element_uses(used[0][0])
         self._uses = [(node, [slot]) for node, slots in used for slot in slots]
         self._twice = {id(node) for node, slots in used if len(slots) > 1}
+        if self._place:  # an operation that takes an element twice (x * x after x, = t)
+            ids = [id(node) for node, _ in used]
+            self._twice = {i for i in ids if ids.count(i) > 1}
         self._extra: list[torch.Tensor] | None = None
         self._paths: list[tuple[str, torch.Tensor | None]] | None = None
+
+    def _element_uses(self, unbind: Node) -> tuple[list[tuple[Node, list[int]]], dict[int, int]]:
+        """The uses of t's elements when t was unbound into them (``op(*t)``): a use per input slot,
+        with the element it takes, so that ``x * x`` on an element counts as two uses."""
+        if getattr(unbind, "_saved_dim", 0) != 0:
+            return [], {}
+        found, place = [], {}
+        for node in dict.fromkeys(self.parents.get(unbind, [])):  # once each, in order
+            for j, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is unbind:
+                    place[len(found)] = nr
+                    found.append((node, [j]))
+        return found, place
 
     @property
     def extra(self) -> list[torch.Tensor]:
@@ -211,6 +230,25 @@ class GraphFacts:
             self._paths = self._compute_paths()
         return self._paths
 
+    def terms(self) -> list[tuple[str, torch.Tensor | None]]:
+        """The paths, each split one step further where its output feeds several operations: the
+        terms of a fused formula (batch norm's gradient is three terms, one per path)."""
+        out: list[tuple[str, torch.Tensor | None]] = []
+        for i, ((node, slots), (label, c)) in enumerate(zip(self._uses, self.paths(), strict=False)):
+            split = None
+            got = self._output(node) if c is not None and i not in self._place else None
+            if got is not None and got[0] is not None and got[0] is not self.root:
+                try:
+                    subs = GraphFacts(got[0], got[1], self.names, self.root).paths()
+                except Exception:
+                    subs = []
+                if len(subs) >= 2 and all(sc is not None for _, sc in subs):
+                    parts = [self._apply(node, slots, got[0], sc) for _, sc in subs]
+                    if all(p is not None for p in parts):
+                        split = [(f"{label} then {sl}", p) for (sl, _), p in zip(subs, parts, strict=True)]
+            out += split or [(label, c)]
+        return out
+
     def _compute_paths(self) -> list[tuple[str, torch.Tensor | None]]:
         if len(self._uses) < 2:
             return []
@@ -218,7 +256,8 @@ class GraphFacts:
         if measured is None:
             if any(self.by_node.get(id(node)) is None for node, _ in self._uses):
                 _ = self.extra  # unnamed outputs of the uses, found among the live tensors
-            measured = [self._rebuild(node, slots) for node, slots in self._uses]
+            measured = [None if i in self._place else self._rebuild(node, slots)
+                        for i, (node, slots) in enumerate(self._uses)]
         return [(self.use_label(node, slots), c) for (node, slots), c in zip(self._uses, measured, strict=False)]
 
     def _measure(self) -> list[torch.Tensor] | None:
@@ -242,7 +281,15 @@ class GraphFacts:
             for x, g in saved:
                 x.grad = g
         zero = torch.zeros_like(self.expected)
-        return [got[i].to(zero.dtype).reshape(zero.shape) if i in got else zero for i in range(len(self._uses))]
+        out = []
+        for i in range(len(self._uses)):
+            part = zero.clone()
+            if i in got and i in self._place:
+                part[self._place[i]] = got[i].to(zero.dtype)
+            elif i in got:
+                part = got[i].to(zero.dtype).reshape(zero.shape)
+            out.append(part)
+        return out
 
     def _output(self, node: Node) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The tensor ``node`` produced and its gradient: the retained ``.grad``, or 1 for the root itself."""

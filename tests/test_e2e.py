@@ -283,7 +283,9 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out.first).to_be_visible()
         expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+" + CHECK_LINE))
         expect(logprobs_out).to_contain_text("approximate: False")
-        expect(logprobs_out).to_contain_text("✗ missing: not written yet: replace the `...` with dlogprobs, a tensor of shape (32, 27).")
+        # in HTML, code is shown as code: the backticks of the plain text become a <code> element
+        expect(logprobs_out).to_contain_text("✗ missing: not written yet: replace the ... with dlogprobs, a tensor of shape (32, 27).")
+        expect(logprobs_out.locator("code").first).to_have_text("...")
         expect_colour(logprobs_cell, "fail", TODO)  # not written yet: grey, not red
         expect(probs_cell.locator(".jp-OutputArea-output")).to_contain_text("✗ missing: not written yet", timeout=RUN_ALL)
 

@@ -175,3 +175,18 @@ def test_summary_counts_declared_checks_that_have_not_run_yet(capsys):
     assert "1 / 3 checks pass (2 not run yet)" in out and "· not run yet" in out
     assert table.count == 3 and table.unreached == ["b", "c"]
     assert "not run yet" in table._repr_html_()
+
+
+def test_a_bessel_slip_inside_the_fused_batch_norm_formula_names_the_term(mm):
+    p, f, Xb, Yb = mm
+    n = Xb.shape[0]
+    bngain, bnvar_inv, bnraw = p["bngain"].detach(), f["bnvar_inv"].detach(), f["bnraw"].detach()
+    dhpreact = f["hpreact"].grad
+    right = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)
+                                      - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))
+    assert cmp("hprebn (fused)", right, f["hprebn"], quiet=True).ok
+    dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)
+                                        - bnraw * (dhpreact * bnraw).sum(0))  # n/(n-1) left out
+    res = cmp("hprebn (fused)", dhprebn, f["hprebn"], quiet=True)
+    assert res.mistake == "bessel", res
+    assert "`bndiff2` (pow)" in res.hint and "31/32" in res.hint, res.hint

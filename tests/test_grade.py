@@ -54,6 +54,14 @@ def make_submissions(root):
         subs[name] = folder
 
     save("alice-complete", filled())
+    a = ANSWERS
+    save("olga-issue-11", filled(  # the mistakes the notebook names from the graph and from the code
+        dcounts=["counts_sum_inv * dprobs"],                              # the path through counts_sum
+        dW1=["dembcat.T @ dhprebn", a["dW1"][1]],                         # a gradient for the input
+        dC=["torch.zeros_like(C)\ndC[Xb] += demb", a["dC"][1]],           # indexed +=
+        dhpreact=["hpreact.grad", a["dhpreact"][1]],                      # autograd's own
+        dbnmeani=["(-dbndiff).sum(0)"],                                   # the lecture's (64,)
+    ))
     save("carol-two-mistakes", filled(dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"], dW2=["dlogits.T @ h", "h.T @ dlogits"]))
     save("dave-invalid-json", text='{"cells": [ {"cell_type": "code", ')
     save("erin-infinite-loop", prepend(filled(), "cmp('probs'", "while True:\n    pass"))
@@ -220,7 +228,7 @@ def test_the_value_class_is_graded_operation_by_operation(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "yuri-value-bug")
     assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}  # x * x: 3 instead of 6
-    assert bad["ex3/mul_same"]["mistake"] == "scale"
+    assert bad["ex3/mul_same"]["mistake"] == "missing-path"  # as the notebook says: used twice
     assert rows_of(rows, "yuri-value-bug")["ex3/mul"]["passed"] == "true"
 
 
@@ -230,3 +238,17 @@ def test_report_counts_mistakes(graded):
     line = next(ln for ln in report.splitlines() if "| ex1/dW2 |" in ln)
     assert "transpose (1)" in line
 
+
+
+def test_grader_names_what_the_notebook_names(graded):
+    """The words the notebook reads off the graph and the code, from the reference run's facts."""
+    _, _, rows, _ = graded
+    mine = rows_of(rows, "olga-issue-11")
+    bad = failing(rows, "olga-issue-11")
+    words = {c: r["mistake"] for c, r in bad.items()}
+    assert words == {"ex1/dcounts": "missing-path", "ex1/dW1": "operand", "ex1/dC": "accumulate",
+                     "ex1/dhpreact": "autograd-grad"}, {c: r["reason"] for c, r in bad.items()}
+    assert "`dembcat` where `embcat` belongs" in bad["ex1/dW1"]["reason"]
+    assert "through `counts_sum`" in bad["ex1/dcounts"]["reason"]
+    assert mine["ex1/dbnmeani"]["passed"] == "true" and mine["ex1/dbnmeani"]["note"].startswith("keepdim: ")
+    assert all("\x1b" not in r["reason"] and "#x1B" not in r["reason"] for r in rows)

@@ -169,6 +169,8 @@ def test_a_forgotten_plus_equals_fails_the_checks_that_use_a_value_twice():
     assert verdicts["x * y"] and verdicts["x + y"] and verdicts["a (Value)"]
     assert not verdicts["x * x"]
     assert "with += : dL/da = 3.0" in out
+    # the used-twice bug the notebook teaches, named as such (not as a factor of 1/2)
+    assert "✗ missing-path: its input is used 2 times (input 1 of a mul" in out, out
 
 
 # ---------------------------------------------------------------- the solution: the numbers, computed

@@ -1,0 +1,82 @@
+"""What the autograd graph says about a checked tensor, as data the grader can keep.
+
+The grader judges answers outside the learner's kernel, where there is no graph. The reference run
+of the instructor's notebook records, for each ``cmp('X', dX, X)`` of an answer cell, what the
+notebook's diagnosis reads off the graph: each use's contribution, the index tensors of lookups,
+the size of the gradients arriving at the uses, and the gradient with a product's operand swapped
+for another tensor. The grader's judgement reads these instead of the graph, so that the notebook
+and the grader name a mistake with the same word and hint.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+
+from checks.diagnose import Context
+from checks.graph import GraphFacts
+
+# cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's expression
+CMP = re.compile(r"""\bcmp\(\s*(['"])([^'"]+)\1\s*,\s*(\w+)\s*,\s*([\w.\[\]"']+)\s*[,)]""")
+
+
+def targets(code: str) -> dict[str, str]:
+    """For each answer variable checked with a literal name in ``code``, the tensor's expression."""
+    return {m.group(3): m.group(4) for m in CMP.finditer(code)}
+
+
+def of(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None,
+       ) -> dict[str, Any]:
+    """The graph facts of ``t`` (which has its ``.grad``), found as ``cmp`` finds them."""
+    g = GraphFacts(t, t.grad.detach(), names, loss)
+    return {
+        "paths": [[label, c] for label, c in g.paths()],
+        "terms": [[label, c] for label, c in g.terms()],
+        "index": list(g.index_uses()),
+        "scale": float(g.upstream_scale() or 0.0),
+        "swaps": [[used, meant, grad] for used, meant, grad in g.swaps(names)],
+    }
+
+
+def of_op(f: Any, xs: tuple[float, ...], upstream: float = 0.7) -> dict[str, Any]:
+    """The graph facts of an operation's inputs, as notebook 01's ``check_op`` builds its graph:
+    ``upstream * f(*t)`` for a float64 tensor ``t`` of the inputs, its graph kept."""
+    t = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+    result = upstream * f(*t)
+    result.backward(retain_graph=True)
+    return of(t, {"result": result}, result)
+
+
+def collect(wanted: dict[str, str], scope: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Facts for each check id of ``wanted`` (check id -> tensor expression), evaluated in ``scope``.
+
+    A check whose tensor cannot be found, or has no gradient, is left out; so is one whose facts
+    cannot be computed: the grader then judges it without them, as before.
+    """
+    names = {k: v for k, v in scope.items() if isinstance(v, torch.Tensor) and not k.startswith("_")}
+    out = {}
+    for check, expr in wanted.items():
+        try:
+            t = eval(expr, dict(scope))  # an instructor's expression from the solution: `logits`
+            if isinstance(t, torch.Tensor) and t.requires_grad and t.grad is not None:
+                out[check] = of(t, names)
+        except Exception:
+            continue
+    return out
+
+
+def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
+    """``ctx`` reading the recorded facts where the notebook's ``cmp`` reads the graph."""
+    if not facts:
+        return ctx
+    paths = [(str(label), c) for label, c in facts.get("paths", [])]
+    swaps = [(str(u), str(m), x) for u, m, x in facts.get("swaps", [])]
+    terms = [(str(label), c) for label, c in facts.get("terms", [])]
+    ctx.paths = lambda: paths
+    ctx.terms = lambda: terms
+    ctx.index_uses = lambda: list(facts.get("index", []))
+    ctx.scale = lambda: float(facts.get("scale", 0.0))
+    ctx.swaps = lambda: swaps
+    return ctx
