@@ -18,10 +18,12 @@ a pass, amber for a pass with a note, red ✗ for a mistake, grey for an answer 
 
 from __future__ import annotations
 
+import functools
 import html
 import inspect
 import json
 import linecache
+import math
 import re
 import sys
 import weakref
@@ -165,8 +167,8 @@ def _dt(dtype: torch.dtype) -> str:
 
 
 def close_enough(y: torch.Tensor, e: torch.Tensor, rtol: float, atol: float,
-                 scale: float = 0.0) -> torch.Tensor:
-    """Element by element: within ``allclose``'s tolerances, or within float rounding.
+                 scale: float = 0.0) -> bool:
+    """Every element within ``allclose``'s tolerances, or within float rounding.
 
     Rounding is ``ROUNDING`` units of the dtype's epsilon times the larger of the gradient's own
     largest entry and ``scale``, the size of the gradients it was computed from: a float32 sum
@@ -174,11 +176,17 @@ def close_enough(y: torch.Tensor, e: torch.Tensor, rtol: float, atol: float,
     gradient itself is near zero (``db1``, which batch norm makes exactly zero in exact
     arithmetic, is all rounding noise).
     """
-    eps = torch.finfo(e.dtype).eps if e.is_floating_point() else 0.0
-    finite = e[torch.isfinite(e)]
-    big = float(finite.abs().max()) if finite.numel() else 0.0
-    floor = ROUNDING * eps * max(big, scale)
-    return torch.isclose(y, e, rtol=rtol, atol=atol + floor, equal_nan=True)
+    return bool(torch.allclose(y, e, rtol=rtol, atol=atol + _rounding(e, scale), equal_nan=True))
+
+
+def _rounding(e: torch.Tensor, scale: float = 0.0) -> float:
+    """The absolute difference that float rounding explains, for a gradient like ``e``."""
+    if not e.is_floating_point() or not e.numel():
+        return 0.0
+    big = float(e.abs().max())
+    if not math.isfinite(big):
+        big = float(torch.nan_to_num(e, nan=0.0, posinf=0.0, neginf=0.0).abs().max())
+    return ROUNDING * torch.finfo(e.dtype).eps * max(big, scale)
 
 
 def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
@@ -199,11 +207,14 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
     exact = bool(torch.equal(y, e)) or bool(torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True))
     diff = (y - e).abs()
     maxdiff = float(diff.max())
-    good = close_enough(y, e, ctx.rtol, ctx.atol)
-    if not exact and not bool(good.all()) and ctx.scale is not None:
-        good = close_enough(y, e, ctx.rtol, ctx.atol, _safe_scale(ctx))
-    if exact or bool(good.all()):
+    scale = 0.0
+    ok = exact or close_enough(y, e, ctx.rtol, ctx.atol)
+    if not ok and ctx.scale is not None:
+        scale = _safe_scale(ctx)
+        ok = close_enough(y, e, ctx.rtol, ctx.atol, scale)
+    if ok:
         return Result(name, True, exact, maxdiff, notes=tuple(notes))
+    good = torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol + _rounding(e, scale), equal_nan=True)
     fallback = f"your {ctx.answer} differs from {ctx.target}."
     mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), fallback)
     worst = _worst(y, e, diff, good, ctx)
@@ -220,7 +231,7 @@ def _hard_coded(ctx: Context, ys: torch.Size, es: torch.Size) -> list[Note]:
         return []
     for got, want in zip(ys, es, strict=True):
         if got != want and got > 1:
-            facts = source.facts(ctx.code, ctx.answer, got)
+            facts = _facts(ctx.code, ctx.answer, got)
             if facts.batch_literals:
                 return [Note("batch-size", (
                     f"your {ctx.answer} is built with the number {got}, but here that size is "
@@ -316,15 +327,30 @@ def _source_of(frame: FrameType | None) -> str | None:
     """The code around the check: the notebook cell, or else the function it is in."""
     if frame is None:
         return None
+    code = frame.f_code
+    if code not in _SOURCES:
+        _SOURCES[code] = _read_source(code)
+    return _SOURCES[code]
+
+
+_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code object -> its source
+
+
+def _read_source(code: Any) -> str | None:
     try:
-        lines = linecache.getlines(frame.f_code.co_filename)
+        lines = linecache.getlines(code.co_filename)
         if not lines:
             return None
-        if frame.f_code.co_name == "<module>" and _ipython() is not None:
+        if code.co_name == "<module>" and _ipython() is not None:
             return "".join(lines)  # a notebook cell (or a script run by IPython): all of it
-        return inspect.getsource(frame.f_code)
+        return inspect.getsource(code)
     except Exception:
         return None
+
+
+@functools.lru_cache(maxsize=512)
+def _facts(code: str, label: str, batch: int | None) -> source.SourceFacts:
+    return source.facts(code, label, batch)
 
 
 def with_source(ctx: Context, code: str | None, label: str) -> Context:
@@ -332,7 +358,7 @@ def with_source(ctx: Context, code: str | None, label: str) -> Context:
     if not code:
         return ctx
     ctx.code = code
-    facts = source.facts(code, label, ctx.batch_sizes[0] if ctx.batch_sizes else None)
+    facts = _facts(code, label, ctx.batch_sizes[0] if ctx.batch_sizes else None)
     if facts.reads_grad and facts.reads_grad.split(".")[0] == ctx.variable:  # its own .grad
         raise Refused("autograd-grad", f"your {label} is a copy of autograd's `{facts.reads_grad}`: "
                                        "compute it by hand from the forward pass.")
