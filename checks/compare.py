@@ -348,6 +348,20 @@ def _read_source(code: Any) -> str | None:
         return None
 
 
+def _missing_because(label: str, frame: FrameType | None) -> None:
+    """Refuse an answer that is `...` because the learner computed it from another `...`."""
+    code = _source_of(frame)
+    if not code or frame is None or re.search(rf"^\s*{re.escape(label)}\s*=\s*(\.\.\.|None)\b", code, re.M):
+        return  # written as `...` here: the plain "not written yet"
+    names = [n for n in source.placeholders_used(code, {**frame.f_globals, **frame.f_locals})
+             if n != label]
+    if names:
+        which = " and ".join(names)
+        verb = "is" if len(names) == 1 else "are"
+        raise Refused("missing", f"not written yet: your {label} is `...` because {which} {verb} still "
+                                 "`...`: write that first (its cell comes earlier), run it, then this cell again.")
+
+
 @functools.lru_cache(maxsize=512)
 def _facts(code: str, label: str, batch: int | None) -> source.SourceFacts:
     return source.facts(code, label, batch)
@@ -397,6 +411,8 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
 
     def check() -> Result:
         e = _reference(name, t)
+        if dt is None or dt is Ellipsis:
+            _missing_because(label, frame)
         y, notes = answer(name, dt, e, t.grad, label=label)
         ctx = _context(name, t, e, frame, loss, n, rtol, atol, strict_shapes)
         ctx.answer_label, ctx.notes = label, notes
