@@ -200,16 +200,39 @@ def _value(stmt: ast.stmt) -> ast.expr | None:
 # ---------------------------------------------------------------- the facts
 
 
+_SHAPE_ONLY = {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"}
+_META = {"shape", "size", "dtype", "device", "ndim", "dim", "numel"}
+
+
 def _grad_read(expr: ast.expr) -> str | None:
-    """The dotted text of the first ``X.grad`` (or ``getattr(X, "grad")``) read in ``expr``."""
-    for node in ast.walk(expr):
+    """The dotted text of the first ``X.grad`` (or ``getattr(X, "grad")``) read in ``expr``.
+
+    Uses of ``.grad`` for its shape alone (``torch.zeros_like(X.grad)``, ``X.grad.shape``) do
+    not count: they take no value from autograd.
+    """
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and _call_name(node) in _SHAPE_ONLY:
+            stack.extend(kw.value for kw in node.keywords if kw.arg == "fill_value")
+            stack.extend(node.args[1:])
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in _META:
+            continue
         if isinstance(node, ast.Attribute) and node.attr == "grad":
             return ast.unparse(node)
         if (isinstance(node, ast.Call) and _is_name(node.func, "getattr")
                 and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
                 and node.args[1].value == "grad"):
             return f"{ast.unparse(node.args[0])}.grad"
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return None
+
+
+def _call_name(call: ast.Call) -> str | None:
+    """``zeros_like`` for ``torch.zeros_like(...)`` or ``zeros_like(...)``."""
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
 def _grad_through_names(cell: _Cell, index: int, expr: ast.expr, seen: set[int]) -> str | None:

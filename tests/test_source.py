@@ -221,3 +221,13 @@ def test_placeholders_used_ignores_names_the_cell_binds_first():
 def test_placeholders_used_after_magics():
     ns = {"dcounts": ...}
     assert placeholders_used("%time y = dcounts * 2", ns) == ["dcounts"]
+
+
+@pytest.mark.parametrize("code", [
+    "dX = torch.zeros_like(X.grad)\ndX[range(n), Yb] = -1.0 / n",
+    "dX = torch.zeros(X.grad.shape)",
+    "dX = torch.ones_like(logprobs.grad) * dY",
+    "dX = torch.empty(X.grad.size(0), 3)",
+])
+def test_grad_used_for_its_shape_alone_is_not_a_copy(code):
+    assert facts(code, "dX").reads_grad is None
