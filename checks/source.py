@@ -264,13 +264,23 @@ def _reads_grad(cell: _Cell, answer: str) -> str | None:
     ``torch.clone(X.grad)``, ``f(h) * X.grad``), and so does ``g = X.grad`` earlier in the cell
     followed by ``answer = g.clone()``. Returns the dotted text, e.g. ``"hpreact.grad"``.
     """
+    plain = [i for i, stmt in enumerate(cell.stmts) if _rebinds(stmt, answer)]
+    start = plain[-1] if plain else 0  # an earlier binding that is replaced does not count
     for i, stmt in enumerate(cell.stmts):
         value = _value(stmt)
-        if value is not None and _assigns_answer(stmt, answer):
+        if i >= start and value is not None and _assigns_answer(stmt, answer):
             found = _grad_through_names(cell, i, value, {i})
             if found:
                 return found
     return None
+
+
+def _rebinds(stmt: ast.stmt, name: str) -> bool:
+    """``name = ...`` (or ``name: T = ...``) at the cell's top level: a new value for the name."""
+    if isinstance(stmt, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+    return (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == name and stmt.value is not None)
 
 
 def _bare_aliases(cell: _Cell, name: str) -> Iterator[tuple[int, str]]:

@@ -231,3 +231,8 @@ def test_placeholders_used_after_magics():
 ])
 def test_grad_used_for_its_shape_alone_is_not_a_copy(code):
     assert facts(code, "dX").reads_grad is None
+
+
+def test_a_grad_read_replaced_by_a_later_binding_does_not_count():
+    assert facts("dX = X.grad  # peek\ndX = 2 * Y", "dX").reads_grad is None
+    assert facts("dX = 2 * Y\ndX += X.grad", "dX").reads_grad == "X.grad"
