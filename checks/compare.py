@@ -367,17 +367,21 @@ def _facts(code: str, label: str, batch: int | None) -> source.SourceFacts:
     return source.facts(code, label, batch)
 
 
-def with_source(ctx: Context, code: str | None, label: str) -> Context:
-    """``ctx`` with what the learner's code says about ``label`` (``dX``); refuses a copy of ``.grad``."""
+def with_source(ctx: Context, code: str | None, label: str, answers: set[str] | None = None,
+                ) -> Context:
+    """``ctx`` with what the learner's code says about ``label`` (``dX``); refuses a copy of ``.grad``.
+
+    ``answers`` are the names of the learner's other answers (an alias of one of them is noted)."""
     if not code:
         return ctx
     ctx.code = code
     facts = _facts(code, label, ctx.batch_sizes[0] if ctx.batch_sizes else None)
-    if facts.reads_grad and facts.reads_grad.split(".")[0] == ctx.variable:  # its own .grad
+    own = facts.reads_grad and facts.reads_grad.split(".")[0] == ctx.variable  # its own .grad
+    if facts.reads_grad and (own or facts.runs_autograd):  # or any .grad of a backward run here
         raise Refused("autograd-grad", f"your {label} is a copy of autograd's `{facts.reads_grad}`: "
                                        "compute it by hand from the forward pass.")
     ctx.facts = facts
-    if facts.alias_of:
+    if facts.alias_of and facts.alias_of in (answers or ()):
         ctx.notes.append(Note("alias", (
             f"`{label} = {facts.alias_of}` makes one tensor with two names, so changing {label} in "
             f"place changed {facts.alias_of} too, which no longer holds what you checked: start "
@@ -416,7 +420,7 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
         y, notes = answer(name, dt, e, t.grad, label=label)
         ctx = _context(name, t, e, frame, loss, n, rtol, atol, strict_shapes)
         ctx.answer_label, ctx.notes = label, notes
-        ctx = with_source(ctx, _source_of(frame), label)
+        ctx = with_source(ctx, _source_of(frame), label, {a[1] for a in _ANSWERS.values()})
         if isinstance(dt, torch.Tensor) and not (dt.is_floating_point() or dt.is_complex()):
             ctx.fail_notes.append(Note("dtype", f"your {label} is {_dt(dt.dtype)}, which cannot hold "
                                                 "fractions: make it a float tensor."))

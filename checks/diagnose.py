@@ -289,7 +289,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
-    for test in (_alias, _upstream, _indexed_add):
+    for test in (_alias, _upstream):
         found = test(y, e, ctx)
         if found:
             return found
@@ -539,13 +539,17 @@ def _one_weight_off(A: torch.Tensor, yd: torch.Tensor, ctx: Context) -> list[tup
 
 
 def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    said = getattr(ctx.facts, "indexed_add", None)
     if ctx.index_uses is None or y.dim() == 0:
-        return None
+        # no graph to tell which rows are wrong: the code alone, when it has an indexed +=
+        return ("accumulate", _indexed_add_hint(ctx, said)) if said and y.dim() else None
     for idx in ctx.index_uses():
         counts = torch.bincount(idx.flatten(), minlength=y.shape[0])[: y.shape[0]]
         row_bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol).reshape(y.shape[0], -1).all(dim=1)
         if bool(row_bad.any()) and not bool((row_bad & (counts <= 1)).any()):
             rows = torch.nonzero(row_bad).flatten().tolist()
+            if said:
+                return "accumulate", _indexed_add_hint(ctx, said)
             return "accumulate", (
                 f"rows {_short_list(rows)} of your {ctx.answer} are wrong, and each was used more "
                 "than once: sum the gradients of every use (`index_add_`, or `+=` in a loop over "
@@ -611,13 +615,8 @@ def _variable(name: str) -> str | None:
     return head if head.isidentifier() else None
 
 
-def _indexed_add(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
-    """A wrong answer built with an indexed ``+=`` (``dC[Xb] += demb``), which adds a repeated
-    row once: the code says so, with or without the graph."""
-    said = getattr(ctx.facts, "indexed_add", None)
-    if not said:
-        return None
-    return "accumulate", (
-        f"your {ctx.answer} comes from `{said}`, which reads the selected rows, adds, and writes them "
-        "back once: a row selected several times keeps only one of its additions. Use "
-        "`index_add_`, which adds every one, or `+=` in a loop over the positions.")
+def _indexed_add_hint(ctx: Context, said: str) -> str:
+    """Why ``dC[Xb] += demb`` adds a repeated row once."""
+    return (f"your {ctx.answer} comes from `{said}`, which reads the selected rows, adds, and writes "
+            "them back once: a row selected several times keeps only one of its additions. Use "
+            "`index_add_`, which adds every one, or `+=` in a loop over the positions.")

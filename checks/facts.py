@@ -10,6 +10,7 @@ and the grader name a mistake with the same word and hint.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -77,6 +78,7 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     ctx.paths = lambda: paths
     ctx.terms = lambda: terms
     ctx.index_uses = lambda: list(facts.get("index", []))
-    ctx.scale = lambda: float(facts.get("scale", 0.0))
+    scale = float(facts.get("scale", 0.0))
+    ctx.scale = lambda: scale if math.isfinite(scale) else 0.0
     ctx.swaps = lambda: swaps
     return ctx

@@ -41,7 +41,7 @@ from pathlib import Path
 import nbformat
 import torch
 
-from checks.compare import Refused, answer, judge, with_source
+from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
 from checks.student import ROOT, answer_names, stub_source
@@ -419,30 +419,37 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
             res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
-                            (sources or {}).get(check), cell_error, ref.get(FACTS + check))
+                            (sources or {}).get(check), cell_error, ref.get(FACTS + check),
+                            {n for a in ex.answers for n in a.names})
             rows.append({"check": check, **res.row()})
     return rows
 
 
 def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settings,
               code: str | None = None, cell_error: str | None = None,
-              facts: dict | None = None) -> Result:
+              facts: dict | None = None, answers: set[str] | None = None) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
     and hints, with the graph's facts from the reference run (``facts``) in place of the graph."""
     name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
     value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
     source = "the instructor's solution" if value else "autograd"
-    ctx = apply(Context(name, batch_sizes=[settings.batch], value=value, source=source,
-                        strict_shapes=settings.strict_shapes, answer_label=var), facts)
-    try:
-        ctx = with_source(ctx, code, var) if not value else ctx
-        yt, notes = answer(name, y, e, label=var)
+    ctx = Context(name, batch_sizes=[settings.batch], value=value, source=source,
+                  strict_shapes=settings.strict_shapes, answer_label=var)
+
+    def check() -> Result:
+        nonlocal ctx
+        try:
+            ctx = apply(ctx, facts if isinstance(facts, dict) else None)
+        except Exception:  # facts of another version of the grader: judge without them
+            ctx.paths = ctx.terms = ctx.index_uses = ctx.scale = ctx.swaps = None
+        ctx = with_source(ctx, code, var, answers) if not value else ctx
+        yt, notes = answer(name, y, torch.as_tensor(e), label=var)
         ctx.notes = notes + ctx.notes
         if cell_error:
             ctx.fail_notes.append(Note("cell-error", f"the cell also raised: {cell_error}"))
-        return judge(name, yt, e, ctx)
-    except Refused as why:
-        return Result(name, False, False, None, why.mistake, why.hint)
+        return judge(name, yt, torch.as_tensor(e), ctx)
+
+    return guarded(name, var, check)
 
 
 def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:

@@ -360,19 +360,19 @@ class GraphFacts:
                 sizes.append(float(torch.nan_to_num(g.detach().double().abs(), 0, 0, 0).max()))
         return max(sizes) if sizes else None
 
-    def _leaf_grads(self, node: Node, limit: int = 5000) -> torch.Tensor | None:
-        """The largest gradient of a leaf that ``node`` reaches (other than the tensor itself)."""
-        best, seen, stack = None, set(), [node]
-        while stack and len(seen) < limit:
-            cur = stack.pop()
-            if id(cur) in seen:
-                continue
-            seen.add(id(cur))
-            var = getattr(cur, "variable", None)
-            if isinstance(var, torch.Tensor) and var is not self.t and var.grad is not None:
-                m = var.grad.detach().abs().max()
-                best = m if best is None or bool(m > best) else best
-            stack.extend(nxt for nxt, _ in cur.next_functions if nxt is not None)
+    def _leaf_grads(self, node: Node, depth: int = 2) -> torch.Tensor | None:
+        """The largest gradient of a leaf that is another input of ``node``, or an input of one
+        (``W1`` for ``b1`` in ``embcat @ W1 + b1``): what the same upstream gradient gave them."""
+        best, frontier = None, [node]
+        for _ in range(depth + 1):
+            nxt_frontier = []
+            for cur in frontier:
+                var = getattr(cur, "variable", None)
+                if isinstance(var, torch.Tensor) and var is not self.t and var.grad is not None:
+                    m = var.grad.detach().abs().max()
+                    best = m if best is None or bool(m > best) else best
+                nxt_frontier += [n for n, _ in cur.next_functions if n is not None]
+            frontier = nxt_frontier
         return best
 
     def given(self, learner: Callable[[torch.Tensor], tuple[str, torch.Tensor, bool] | None],

@@ -25,6 +25,7 @@ class SourceFacts:
     """What the cell does to the answer; the defaults mean "nothing suspicious"."""
 
     reads_grad: str | None = None  # "hpreact.grad": the answer's value comes from a `.grad`
+    runs_autograd: bool = False  # that `.grad` comes from autograd run in the cell itself
     alias_of: str | None = None  # "dbndiff": `answer = dbndiff`, then answer changed in place
     changed_through: str | None = None  # "dhprebn": `dhprebn = answer`, then changed in place
     indexed_add: str | None = None  # "dC[Xb] += demb": `+=` into the answer at a tensor index
@@ -202,6 +203,7 @@ def _value(stmt: ast.stmt) -> ast.expr | None:
 
 _SHAPE_ONLY = {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"}
 _META = {"shape", "size", "dtype", "device", "ndim", "dim", "numel"}
+_NEW = {"new_zeros", "new_ones", "new_empty", "new_full"}  # X.grad.new_zeros(...): a fresh tensor
 
 
 def _grad_read(expr: ast.expr) -> str | None:
@@ -217,8 +219,11 @@ def _grad_read(expr: ast.expr) -> str | None:
             stack.extend(kw.value for kw in node.keywords if kw.arg == "fill_value")
             stack.extend(node.args[1:])
             continue
-        if isinstance(node, ast.Attribute) and node.attr in _META:
+        if isinstance(node, ast.Attribute) and node.attr in _META | _NEW:
             continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (
+                _is_zero(node.left) or _is_zero(node.right)):
+            continue  # X.grad * 0: its shape alone
         if isinstance(node, ast.Attribute) and node.attr == "grad":
             return ast.unparse(node)
         if (isinstance(node, ast.Call) and _is_name(node.func, "getattr")
@@ -264,8 +269,9 @@ def _reads_grad(cell: _Cell, answer: str) -> str | None:
     ``torch.clone(X.grad)``, ``f(h) * X.grad``), and so does ``g = X.grad`` earlier in the cell
     followed by ``answer = g.clone()``. Returns the dotted text, e.g. ``"hpreact.grad"``.
     """
-    plain = [i for i, stmt in enumerate(cell.stmts) if _rebinds(stmt, answer)]
-    start = plain[-1] if plain else 0  # an earlier binding that is replaced does not count
+    start = _last_binding(cell, answer)  # an earlier binding that is replaced does not count
+    if _zeroed_after(cell, answer, start):
+        return None
     for i, stmt in enumerate(cell.stmts):
         value = _value(stmt)
         if i >= start and value is not None and _assigns_answer(stmt, answer):
@@ -276,11 +282,67 @@ def _reads_grad(cell: _Cell, answer: str) -> str | None:
 
 
 def _rebinds(stmt: ast.stmt, name: str) -> bool:
-    """``name = ...`` (or ``name: T = ...``) at the cell's top level: a new value for the name."""
+    """``name = ...`` (also ``a, name = ...``, ``name: T = ...`` and ``(name := ...)``): a new
+    value for the name."""
     if isinstance(stmt, ast.Assign):
-        return any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-    return (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-            and stmt.target.id == name and stmt.value is not None)
+        return any(_target_binds(t, name) for t in stmt.targets)
+    if isinstance(stmt, ast.AnnAssign):
+        return _target_binds(stmt.target, name) and stmt.value is not None
+    return any(isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(stmt))
+
+
+def _target_binds(target: ast.expr, name: str) -> bool:
+    if isinstance(target, ast.Name):
+        return target.id == name
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_target_binds(t, name) for t in target.elts)
+    return isinstance(target, ast.Starred) and _target_binds(target.value, name)
+
+
+def _last_binding(cell: _Cell, answer: str) -> int:
+    """The index of the statement that last gives ``answer`` a new value (0 when none)."""
+    plain = [i for i, stmt in enumerate(cell.stmts) if _rebinds(stmt, answer)]
+    return plain[-1] if plain else 0
+
+
+def _zeroed_after(cell: _Cell, answer: str, start: int) -> bool:
+    """``answer.zero_()``, ``answer.fill_(0)``, ``answer *= 0`` or ``answer[...] = 0`` after ``start``:
+    whatever the answer was copied from, its values are gone."""
+    for stmt in cell.stmts[start + 1:]:
+        for node in ast.walk(stmt):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and _is_name(node.func.value, answer)
+                    and (node.func.attr == "zero_" or (node.func.attr == "fill_" and node.args
+                                                       and _is_zero(node.args[0])))):
+                return True
+        if (isinstance(stmt, ast.AugAssign) and _is_name(stmt.target, answer)
+                and isinstance(stmt.op, ast.Mult) and _is_zero(stmt.value)):
+            return True
+    return False
+
+
+def _is_zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)
+
+
+def _runs_autograd(cell: _Cell, read: str | None) -> bool:
+    """The ``.grad`` read comes from autograd run in this very cell: ``torch.autograd.grad(...)``,
+    or the ``.grad`` of a tensor the cell made a leaf (``requires_grad_()``) and ran
+    ``.backward()`` for, as in ``l = logits.detach().requires_grad_(); ...backward(); dX = l.grad``."""
+    if read is None:
+        return False
+    if read.endswith("autograd.grad"):
+        return True
+    calls = [n for n in ast.walk(cell.tree) if isinstance(n, ast.Call)]
+    if not any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in calls):
+        return False
+    root = read.split(".")[0]
+    for stmt in cell.stmts:
+        if isinstance(stmt, ast.Assign) and any(_target_binds(t, root) for t in stmt.targets):
+            made = ast.unparse(stmt.value)
+            if "requires_grad_(" in made or "requires_grad=True" in made:
+                return True
+    return False
 
 
 def _bare_aliases(cell: _Cell, name: str) -> Iterator[tuple[int, str]]:
@@ -369,7 +431,8 @@ def _indexed_add(cell: _Cell, answer: str) -> str | None:
     every position once), and any such statement inside a for/while loop (element by element, the
     loop accumulates correctly). Returns the statement's text.
     """
-    for stmt in cell.stmts:
+    start = _last_binding(cell, answer)  # an abandoned first try before a rebinding does not count
+    for stmt in cell.stmts[start:]:
         if id(stmt) in cell.in_loop:
             continue
         if isinstance(stmt, ast.AugAssign) and _scatter_index(stmt.target, answer):
@@ -426,6 +489,7 @@ def facts(source: str, answer: str, batch: int | None = None) -> SourceFacts:
             return SourceFacts()
         return SourceFacts(
             reads_grad=_reads_grad(cell, answer),
+            runs_autograd=_runs_autograd(cell, _reads_grad(cell, answer)),
             alias_of=_alias_of(cell, answer),
             changed_through=_changed_through(cell, answer),
             indexed_add=_indexed_add(cell, answer),
