@@ -593,14 +593,16 @@ def _status(r: Result) -> str:
     return r.status
 
 
-def summary(notebook: str | None = None) -> Summary:
+def summary(notebook: str | None = None, last: str | None = None) -> Summary:
     """Show every check run so far in this kernel with its status, and return the table.
 
-    With ``notebook`` (say "01-scalar-autograd"), every check of that notebook counts: those not
-    run yet are listed as such (their names come from the executed solution's output).
+    With ``notebook`` (say "01-scalar-autograd"), every check of that notebook counts, up to the
+    one named ``last`` if given: those not run yet are listed as such (their names come from the
+    executed solution's output).
     """
     if notebook:
-        expect(*expected_checks(notebook))
+        names = expected_checks(notebook)
+        expect(*(names[: names.index(last) + 1] if last in names else names))
     table = Summary()
     if _in_notebook():
         from IPython.display import display

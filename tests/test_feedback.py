@@ -254,3 +254,12 @@ def test_a_bessel_slip_fails_at_large_batch_sizes():
         slip = 1.0 / n * torch.ones_like(f["bndiff2"]) * dbnvar  # 1/n where the forward has 1/(n-1)
         res = cmp("bndiff2", slip, f["bndiff2"], quiet=True, loss=f["loss"])
         assert not res.ok and res.mistake == "bessel", (n, res)
+
+
+def test_summary_of_a_notebook_up_to_a_check(capsys):
+    checks.summary("03-makemore-backprop", last="C")
+    out = capsys.readouterr().out
+    assert "0 / 26 checks pass (26 not run yet)" in out and "logits (fused)" not in out
+    checks.reset()
+    checks.summary("01-scalar-autograd")
+    assert "0 / 60 checks pass (60 not run yet)" in capsys.readouterr().out
