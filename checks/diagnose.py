@@ -594,6 +594,11 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
     if ctx.swaps is None:
         return None
     for used, meant, grad in ctx.swaps():
+        if grad.shape == y.shape and _near(y, grad, ctx) and not used:  # the tensor itself
+            return "operand", (
+                f"your {ctx.answer} is what the rule gives with {ctx.tensor} itself as the other "
+                f"factor: the gradient of a product with respect to {ctx.tensor} is the other "
+                f"factor times the gradient of the product.")
         if grad.shape == y.shape and _near(y, grad, ctx):
             return "operand", (
                 f"your {ctx.answer} is what the rule gives with `{used}` where `{meant}` belongs: "

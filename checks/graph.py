@@ -400,7 +400,8 @@ class GraphFacts:
 
     def swaps(self, candidates: dict[str, torch.Tensor]) -> list[tuple[str, str, torch.Tensor]]:
         """The gradient with the other operand of a product (``*``, ``/``, ``@``) replaced by each
-        tensor of the same shape: (the tensor used, the operand meant, the gradient)."""
+        tensor of the same shape: (the tensor used, the operand meant, the gradient). For a single
+        number only the tensor itself is tried (the wrong "other factor"), named ""."""
         if self.root is None or not self._uses:
             return []
         base = [self._rebuild(node, slots) for node, slots in self._uses]
@@ -418,9 +419,10 @@ class GraphFacts:
             if meant is None:
                 continue
             rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
-            pool = {self.name_of(self.t) or "": self.t} if single else candidates
+            # a single number: only the tensor itself, in the other factor's place ("" names it)
+            pool = {"": self.t} if single else candidates
             for used, c in pool.items():
-                if (not used or used == meant or c.shape != operand.shape or c.dtype != operand.dtype
+                if (used == meant or c.shape != operand.shape or c.dtype != operand.dtype
                         or torch.equal(c.detach(), operand)):
                     continue
                 self._instead = (id(node), 1 - slots[0], c.detach())
