@@ -285,11 +285,23 @@ def find_notebooks(submission: Path) -> list[Path]:
 
 
 def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
+    """The exercise a notebook is a copy of: by its name, by its number ("03-..."), or else by the
+    ids of its cells (a renamed or duplicated copy keeps them)."""
     if path.name in exercises:
         return exercises[path.name]
     stem = path.stem.split("-")[0]
     hits = [e for n, e in exercises.items() if n.split("-")[0] == stem]
-    return hits[0] if len(hits) == 1 else None
+    if len(hits) == 1:
+        return hits[0]
+    try:
+        ids = {c.get("id") for c in json.loads(path.read_text()).get("cells", [])} - {None}
+    except (OSError, ValueError, AttributeError):
+        return None
+    shared = {n: len(ids & {a.cell_id for a in e.answers}) for n, e in exercises.items()}
+    best = max(shared, key=shared.get, default=None)
+    if best is None or shared[best] < max(1, len(exercises[best].answers) // 3):
+        return None
+    return exercises[best]
 
 
 # ---------------------------------------------------------------- running
@@ -461,17 +473,23 @@ def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
 
 
 class Grader:
-    def __init__(self, out: Path, settings: Settings, solutions: Path = ROOT / "solutions") -> None:
+    def __init__(self, out: Path, settings: Settings, solutions: Path = ROOT / "solutions",
+                 cache: Path | None = None) -> None:
         self.out, self.settings = out, settings
+        self.cache = cache or out / ".reference"  # reference values, kept between runs
         self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
 
+    def cache_of(self, ex: Exercise) -> Path:
+        """The file that keeps ``ex``'s reference values for these settings."""
+        s = self.settings
+        key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/facts").encode()).hexdigest()[:16]
+        return self.cache / f"{ex.path.stem}-{key}.pt"
+
     def reference(self, ex: Exercise) -> dict:
         if ex.name not in self._refs:
-            s = self.settings
-            key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/facts").encode()).hexdigest()[:16]
-            cache = self.out / ".reference" / f"{ex.path.stem}-{key}.pt"
+            cache = self.cache_of(ex)
             if cache.exists():
                 self._refs[ex.name] = torch.load(cache, weights_only=True)
             else:
@@ -515,15 +533,25 @@ def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
 
 
 def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = ROOT / "solutions",
-          progress=print) -> list[dict]:
-    """Grade every submission into ``out`` (resumable) and return all rows."""
+          progress=print, cache: Path | None = None) -> list[dict]:
+    """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
+    the submissions hold get a reference run; ``cache`` keeps reference values between runs."""
+    out = out.resolve()  # the grading runs in other working folders: relative paths would break
+    paths = [p.resolve() for p in paths]
     out.mkdir(parents=True, exist_ok=True)
-    grader = Grader(out, settings, solutions)
+    grader = Grader(out, settings, solutions.resolve(), cache)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
     subs = submissions_of(paths)
+    needed = {ex.name for _, nbs in subs for nb in nbs if (ex := exercise_for(nb, grader.exercises))}
     for ex in grader.exercises.values():
-        progress(f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, {settings.steps} steps)")
+        if ex.name not in needed:
+            continue
+        if grader.cache_of(ex).exists():
+            progress(f"reference of {ex.name}: from the cache ({grader.cache_of(ex).parent})")
+        else:
+            progress(f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, "
+                     f"{settings.steps} steps)")
         grader.reference(ex)
     todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs)).exists()]
     if len(todo) < len(subs):
@@ -600,9 +628,17 @@ def _write_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
 def self_check(path: Path, settings: Settings, only: str = "", fail_under: float = 0.0,
                solutions: Path = ROOT / "solutions") -> int:
     """A learner's own score, as the grader would give it; exit 1 when the share of passed checks
-    (those whose name starts with ``only``) is below ``fail_under``."""
+    (those whose name starts with ``only``) is below ``fail_under``, and 2, before any run, when the
+    notebook is not a copy of one of the exercises. Only that exercise's reference is run, and it
+    is kept (``self_check_cache()``) for the next self-check."""
+    exercises = {p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers}
+    if not path.is_file() or exercise_for(path, exercises) is None:
+        print(f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded",
+              file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp:
-        rows = grade([path], Path(tmp), settings, solutions, progress=lambda s: print(s, file=sys.stderr))
+        rows = grade([path], Path(tmp), settings, solutions, progress=lambda s: print(s, file=sys.stderr),
+                     cache=self_check_cache())
     rows = [r for r in rows if r["check"].startswith(only)] or rows
     width = max(len(r["check"]) for r in rows)
     for r in rows:
@@ -612,6 +648,12 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
     passed = sum(r["passed"] == "true" for r in rows)
     print(f"{passed} / {len(rows)} checks pass")
     return 0 if passed >= fail_under * len(rows) else 1
+
+
+def self_check_cache() -> Path:
+    """Where a learner's self-checks keep the reference values between calls."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "backprop-workbook" / "reference"
 
 
 def main(argv: list[str] | None = None) -> int:

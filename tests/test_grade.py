@@ -207,12 +207,45 @@ def test_rerun_resumes_and_gives_the_same_file(graded, tmp_path):
     assert len(again) == len(rows)
 
 
-def test_self_check_prints_the_score(graded, capsys):
+def test_self_check_prints_the_score(graded, capsys, tmp_path, monkeypatch):
     subs, *_ = graded
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     settings = ["--steps", "20", "--cell-timeout", "15", "--jobs", "1"]
-    assert main(["--self", str(subs["carol-two-mistakes"] / NAME), *settings]) == 0
-    out = capsys.readouterr().out
-    assert "33 / 35 checks pass" in out and "✗ ex1/dbnvar" in out and "sign" in out
+    copy = tmp_path / "my work (copy).ipynb"  # a renamed duplicate: matched by its cell ids
+    copy.write_bytes((subs["carol-two-mistakes"] / NAME).read_bytes())
+    assert main(["--self", str(copy), *settings]) == 0
+    first = capsys.readouterr()
+    assert "33 / 35 checks pass" in first.out and "✗ ex1/dbnvar" in first.out and "sign" in first.out
+    assert "reference run of 03-makemore-backprop.ipynb" in first.err
+    assert "reference run of 01" not in first.err and "reference run of 02" not in first.err
+    assert main(["--self", str(copy), *settings]) == 0  # the second one reuses the reference
+    again = capsys.readouterr()
+    assert "from the cache" in again.err and "reference run" not in again.err
+    assert again.out == first.out
+
+
+def test_self_check_on_a_notebook_of_no_exercise_exits_2_before_any_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    other = tmp_path / "shopping-list.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('eggs')")]), other)
+    assert main(["--self", str(other)]) == 2
+    assert "not a copy of one of the exercises" in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists()
+    assert main(["--self", str(tmp_path / "missing.ipynb")]) == 2
+
+
+def test_a_relative_out_folder_works(graded, tmp_path, monkeypatch):
+    subs, *_ = graded
+    work = tmp_path / "course"
+    (work / "subs" / "zoe").mkdir(parents=True)
+    (work / "subs" / "zoe" / "02-tensor-backprop.ipynb").write_bytes(
+        (subs["zoe-notebooks-01-02"] / "02-tensor-backprop.ipynb").read_bytes())
+    monkeypatch.chdir(work)
+    args = ["subs/zoe", "--out", "grades/", "--steps", "20", "--cell-timeout", "15", "--jobs", "1"]
+    assert main(args) == 0
+    with open(work / "grades" / "grades.csv") as f:
+        table = list(csv.DictReader(f))
+    assert table and all(r["passed"] == "true" for r in table), table
 
 
 def test_the_other_notebooks_are_graded_too(graded):
