@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -307,6 +308,18 @@ def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
 # ---------------------------------------------------------------- running
 
 
+_RUNNING: set[int] = set()  # the process groups of the grading runs under way
+_STOPPING = threading.Event()  # set by Ctrl-C: runs cut short are not recorded as graded
+
+
+def _stop_all() -> None:
+    """Kill every grading run under way (each is its own process group, kernel included)."""
+    _STOPPING.set()
+    for pid in list(_RUNNING):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
 @dataclass
 class Run:
     values: dict[str, object]
@@ -339,6 +352,7 @@ def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -
     started, fault = time.monotonic(), None
     with open(workdir / "pytest.log", "wb") as log:
         proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits)
+        _RUNNING.add(proc.pid)
         try:
             proc.wait(timeout=settings.notebook_timeout)
         except subprocess.TimeoutExpired:
@@ -347,6 +361,7 @@ def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            _RUNNING.discard(proc.pid)
     values: dict[str, object] = {}
     if out.exists():
         try:
@@ -562,14 +577,22 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = RO
         rows = []
         if not nbs:
             rows.append({"submission": sub, "notebook": "-", **_row("-", False, "", "no notebook in this submission")})
-        for nb in nbs:
+        chosen, ignored = one_copy_each(nbs, grader.exercises)
+        for other, kept in ignored:
+            progress(f"{sub}: {other.name} is another copy of {kept.name}'s exercise: only {kept.name} is graded")
+        for nb in chosen:
             rows += grader.grade_notebook(sub, nb)
+        if _STOPPING.is_set():
+            return sub, []  # cut short by Ctrl-C: graded again next time
+        record = {"rows": rows, "ignored": [f"{o.name} (graded: {k.name})" for o, k in ignored]}
         tmp = done_dir / (_key(sub, nbs) + ".tmp")
-        tmp.write_text(json.dumps(rows))
+        tmp.write_text(json.dumps(record))
         tmp.replace(done_dir / _key(sub, nbs))  # atomic: a submission is recorded whole or not at all
         return sub, rows
 
-    with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
+    _STOPPING.clear()
+    pool = ThreadPoolExecutor(max_workers=settings.jobs)
+    try:
         futures = [pool.submit(one, s, nbs) for s, nbs in todo]
         for fut in as_completed(futures):
             sub, rows = fut.result()
@@ -577,11 +600,54 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = RO
             passed = sum(r["passed"] == "true" for r in rows)
             rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
             progress(f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass ({rate:.1f} submissions/min)")
-    rows = []
-    for s, nbs in subs:
-        rows += json.loads((done_dir / _key(s, nbs)).read_text())
-    write_reports(rows, out)
+    except KeyboardInterrupt:
+        _stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        rows, ignored = _recorded(subs, done_dir)
+        write_reports(rows, out, ignored)
+        done = sum((done_dir / _key(s, nbs)).exists() for s, nbs in subs)
+        progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
+        raise
+    pool.shutdown(wait=True)
+    rows, ignored = _recorded(subs, done_dir)
+    write_reports(rows, out, ignored)
     return rows
+
+
+def one_copy_each(nbs: list[Path], exercises: dict[str, Exercise]) -> tuple[list[Path], list[tuple[Path, Path]]]:
+    """The notebooks to grade, one per exercise, and the (ignored, graded) other copies.
+
+    Of several copies of one exercise in a submission, the one named exactly like the exercise is
+    graded; without one, the first by name. Notebooks of no exercise are kept (they get a row)."""
+    by_ex: dict[str, list[Path]] = {}
+    chosen: list[Path] = []
+    for nb in nbs:
+        ex = exercise_for(nb, exercises)
+        if ex is None:
+            chosen.append(nb)
+        else:
+            by_ex.setdefault(ex.name, []).append(nb)
+    ignored = []
+    for name, copies in by_ex.items():
+        keep = next((c for c in copies if c.name == name), sorted(copies, key=lambda p: p.name)[0])
+        chosen.append(keep)
+        ignored += [(c, keep) for c in copies if c is not keep]
+    return sorted(chosen, key=lambda p: p.name), ignored
+
+
+def _recorded(subs: list[tuple[str, list[Path]]], done_dir: Path) -> tuple[list[dict], list[str]]:
+    """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
+    rows, ignored = [], []
+    for s, nbs in subs:
+        path = done_dir / _key(s, nbs)
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        if isinstance(record, list):  # written by an earlier version
+            record = {"rows": record, "ignored": []}
+        rows += record["rows"]
+        ignored += [f"{s}: {x}" for x in record["ignored"]]
+    return rows, ignored
 
 
 def _key(sub: str, nbs: list[Path]) -> str:
@@ -594,7 +660,7 @@ def _key(sub: str, nbs: list[Path]) -> str:
     return h.hexdigest()[:24] + ".json"
 
 
-def write_reports(rows: list[dict], out: Path) -> None:
+def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None) -> None:
     rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))  # stable: checks stay in notebook order
     _write_csv(out / "grades.csv", FIELDS, rows)
     totals = collections.OrderedDict()
@@ -613,6 +679,10 @@ def write_reports(rows: list[dict], out: Path) -> None:
         words = collections.Counter(r["mistake"] or "error" for r in rs if r["passed"] != "true")
         common = ", ".join(f"{w} ({k})" for w, k in words.most_common(3))
         lines.append(f"| {nb} | {check} | {sum(r['passed'] == 'true' for r in rs)} / {len(rs)} | {common} |")
+    if ignored:
+        lines += ["", "## Copies not graded", "",
+                  "A submission held several copies of one exercise; the one named like the exercise (else the first "
+                  "by name) was graded:", ""] + [f"- {x}" for x in ignored]
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
@@ -681,7 +751,12 @@ def main(argv: list[str] | None = None) -> int:
         return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
     if a.out is None:
         p.error("--out DIR is needed (or --self)")
-    rows = grade(a.submissions, a.out, settings, a.solutions)
+    try:
+        rows = grade(a.submissions, a.out, settings, a.solutions)
+    except KeyboardInterrupt:
+        print("interrupted: the submissions graded so far are in the reports; run again to grade the rest",
+              file=sys.stderr)
+        return 130
     print(f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; wrote {a.out / 'grades.csv'}")
     return 0
 

@@ -62,6 +62,9 @@ def make_submissions(root):
         dhpreact=["hpreact.grad", a["dhpreact"][1]],                      # autograd's own
         dbnmeani=["(-dbndiff).sum(0)"],                                   # the lecture's (64,)
     ))
+    save("ursula-two-copies", filled())
+    blank = nbformat.read(STUDENT, as_version=4)
+    nbformat.write(blank, subs["ursula-two-copies"] / "03-makemore-backprop-old.ipynb")  # a stale copy
     save("carol-two-mistakes", filled(dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"], dW2=["dlogits.T @ h", "h.T @ dlogits"]))
     save("dave-invalid-json", text='{"cells": [ {"cell_type": "code", ')
     save("erin-infinite-loop", prepend(filled(), "cmp('probs'", "while True:\n    pass"))
@@ -285,3 +288,38 @@ def test_grader_names_what_the_notebook_names(graded):
     assert "through `counts_sum`" in bad["ex1/dcounts"]["reason"]
     assert mine["ex1/dbnmeani"]["passed"] == "true" and mine["ex1/dbnmeani"]["note"].startswith("keepdim: ")
     assert all("\x1b" not in r["reason"] and "#x1B" not in r["reason"] for r in rows)
+
+
+def test_two_copies_of_one_exercise_grade_the_one_named_like_it(graded):
+    _, out, rows, log = graded
+    mine = rows_of(rows, "ursula-two-copies")
+    assert len(mine) == 35 and not failing(rows, "ursula-two-copies")
+    assert {r["notebook"] for r in rows if r["submission"] == "ursula-two-copies"} == {NAME}
+    assert any("03-makemore-backprop-old.ipynb is another copy" in line for line in log)
+    assert "ursula-two-copies: 03-makemore-backprop-old.ipynb (graded: 03-makemore-backprop.ipynb)" in (
+        out / "report.md").read_text()
+
+
+def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    subs, out, *_ = graded
+    mine = tmp_path / "out"
+    shutil.copytree(out / ".reference", mine / ".reference")  # the same settings: the reference is cached
+    cmd = [sys.executable, "-m", "checks.grade", str(subs["erin-infinite-loop"]), str(subs["alice-complete"]),
+           "--out", str(mine), "--steps", "20", "--cell-timeout", "300", "--jobs", "1"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not list((mine / ".work").glob("*/grading.ipynb")) and time.monotonic() < deadline:
+        time.sleep(0.5)  # until the first submission's run has started
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    text, _ = proc.communicate(timeout=60)  # stops well before the 300 s cell timeout
+    assert proc.returncode == 130, text
+    assert "stopped: 0 of 2 submissions graded" in text and "interrupted" in text
+    assert (mine / "grades.csv").exists() and (mine / "report.md").exists()
+    assert not list((mine / ".done").glob("*.json"))  # nothing cut short is recorded as graded
