@@ -354,9 +354,7 @@ def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -
         proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits)
         _RUNNING.add(proc.pid)
         try:
-            proc.wait(timeout=settings.notebook_timeout)
-        except subprocess.TimeoutExpired:
-            fault = f"the notebook ran out of time ({settings.notebook_timeout} s)"
+            fault = _watch(proc, started + settings.notebook_timeout, settings.notebook_timeout)
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -372,6 +370,51 @@ def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -
     if fault is None and not junit.exists():
         fault = "the notebook did not run to the end (the kernel or the test runner died)"
     return Run(values, errors, fault, time.monotonic() - started)
+
+
+KERNEL_GONE_GRACE = 10.0  # seconds the test runner may outlive its kernel when a run ends normally
+KERNEL_DIED = "the kernel died (a crash, or more memory than allowed); the grader noticed at once"
+
+
+def _watch(proc: subprocess.Popen, deadline: float, limit: int) -> str | None:
+    """Wait for a grading run; its fault, if any. A kernel that dies is noticed within seconds
+    (Linux: its process is gone while the test runner still waits on it), not at the cell timeout."""
+    seen, gone = False, None
+    while True:
+        try:
+            proc.wait(timeout=0.5)
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if now > deadline:
+            return f"the notebook ran out of time ({limit} s)"
+        alive = _kernel_alive(proc.pid)
+        if alive:
+            seen, gone = True, None
+        elif alive is False and seen:
+            gone = gone or now
+            if now - gone > KERNEL_GONE_GRACE:
+                return KERNEL_DIED
+
+
+def _kernel_alive(parent: int) -> bool | None:
+    """Whether a Jupyter kernel started by process ``parent`` runs (jupyter_client starts it in a
+    session of its own, so it is found by its parent); None where /proc is missing."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return None
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == parent and b"ipykernel" in (entry / "cmdline").read_bytes():
+                return True
+        except (OSError, ValueError, IndexError):
+            continue
+    return False
 
 
 def _cell_errors(junit: Path) -> dict[int, str]:

@@ -323,3 +323,13 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
     assert "stopped: 0 of 2 submissions graded" in text and "interrupted" in text
     assert (mine / "grades.csv").exists() and (mine / "report.md").exists()
     assert not list((mine / ".done").glob("*.json"))  # nothing cut short is recorded as graded
+
+
+def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path):
+    from checks.grade import KERNEL_DIED, run_notebook
+
+    cells = ["x = 1", "import os\nos._exit(1)", "y = 2"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000))
+    assert run.fault == KERNEL_DIED  # the cell timeout (50 min) did not have to run out
