@@ -25,6 +25,7 @@ import csv
 import hashlib
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -611,7 +612,7 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = RO
             progress(f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, "
                      f"{settings.steps} steps)")
         grader.reference(ex)
-    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs)).exists()]
+    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, settings)).exists()]
     if len(todo) < len(subs):
         progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
     started, finished = time.monotonic(), len(subs) - len(todo)
@@ -628,9 +629,9 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = RO
         if _STOPPING.is_set():
             return sub, []  # cut short by Ctrl-C: graded again next time
         record = {"rows": rows, "ignored": [f"{o.name} (graded: {k.name})" for o, k in ignored]}
-        tmp = done_dir / (_key(sub, nbs) + ".tmp")
+        tmp = done_dir / (_key(sub, nbs, settings) + ".tmp")
         tmp.write_text(json.dumps(record))
-        tmp.replace(done_dir / _key(sub, nbs))  # atomic: a submission is recorded whole or not at all
+        tmp.replace(done_dir / _key(sub, nbs, settings))  # atomic: a submission is recorded whole or not at all
         return sub, rows
 
     _STOPPING.clear()
@@ -646,14 +647,14 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = RO
     except KeyboardInterrupt:
         _stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
-        rows, ignored = _recorded(subs, done_dir)
-        write_reports(rows, out, ignored)
-        done = sum((done_dir / _key(s, nbs)).exists() for s, nbs in subs)
+        rows, ignored = _recorded(subs, done_dir, settings)
+        write_reports(rows, out, ignored, settings)
+        done = sum((done_dir / _key(s, nbs, settings)).exists() for s, nbs in subs)
         progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
         raise
     pool.shutdown(wait=True)
-    rows, ignored = _recorded(subs, done_dir)
-    write_reports(rows, out, ignored)
+    rows, ignored = _recorded(subs, done_dir, settings)
+    write_reports(rows, out, ignored, settings)
     return rows
 
 
@@ -678,11 +679,12 @@ def one_copy_each(nbs: list[Path], exercises: dict[str, Exercise]) -> tuple[list
     return sorted(chosen, key=lambda p: p.name), ignored
 
 
-def _recorded(subs: list[tuple[str, list[Path]]], done_dir: Path) -> tuple[list[dict], list[str]]:
+def _recorded(subs: list[tuple[str, list[Path]]], done_dir: Path,
+              settings: Settings) -> tuple[list[dict], list[str]]:
     """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
     rows, ignored = [], []
     for s, nbs in subs:
-        path = done_dir / _key(s, nbs)
+        path = done_dir / _key(s, nbs, settings)
         if not path.exists():
             continue
         record = json.loads(path.read_text())
@@ -693,9 +695,11 @@ def _recorded(subs: list[tuple[str, list[Path]]], done_dir: Path) -> tuple[list[
     return rows, ignored
 
 
-def _key(sub: str, nbs: list[Path]) -> str:
+def _key(sub: str, nbs: list[Path], settings: Settings | None = None) -> str:
     h = hashlib.sha256()
     h.update(sub.encode())
+    if settings is not None:  # another seed or batch grades again
+        h.update(f"{settings.seed}/{settings.batch}/{settings.steps}/{settings.strict_shapes}".encode())
     for p in nbs:
         h.update(str(p).encode())
         with contextlib.suppress(OSError):
@@ -703,7 +707,8 @@ def _key(sub: str, nbs: list[Path]) -> str:
     return h.hexdigest()[:24] + ".json"
 
 
-def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None) -> None:
+def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None,
+                  settings: Settings | None = None) -> None:
     rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))  # stable: checks stay in notebook order
     _write_csv(out / "grades.csv", FIELDS, rows)
     totals = collections.OrderedDict()
@@ -717,7 +722,11 @@ def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None)
     per_check: dict[tuple[str, str], list[dict]] = collections.OrderedDict()
     for r in sorted(rows, key=lambda r: r["notebook"]):
         per_check.setdefault((r["notebook"], r["check"]), []).append(r)
-    lines = ["# Class report", "", "| notebook | check | passed | most common mistakes |", "|---|---|---|---|"]
+    lines = ["# Class report", ""]
+    if settings is not None:
+        lines += [f"Graded with seed {settings.seed}, batch {settings.batch}, {settings.steps} training steps "
+                  f"(`--seed {settings.seed} --batch {settings.batch} --steps {settings.steps}` reproduces it).", ""]
+    lines += ["| notebook | check | passed | most common mistakes |", "|---|---|---|---|"]
     for (nb, check), rs in per_check.items():
         words = collections.Counter(r["mistake"] or "error" for r in rs if r["passed"] != "true")
         common = ", ".join(f"{w} ({k})" for w, k in words.most_common(3))
@@ -744,10 +753,7 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
     (those whose name starts with ``only``) is below ``fail_under``, and 2, before any run, when the
     notebook is not a copy of one of the exercises. Only that exercise's reference is run, and it
     is kept (``self_check_cache()``) for the next self-check."""
-    exercises = {p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers}
-    if not path.is_file() or exercise_for(path, exercises) is None:
-        print(f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded",
-              file=sys.stderr)
+    if not is_exercise(path, solutions):
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         rows = grade([path], Path(tmp), settings, solutions, progress=lambda s: print(s, file=sys.stderr),
@@ -761,6 +767,32 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
     passed = sum(r["passed"] == "true" for r in rows)
     print(f"{passed} / {len(rows)} checks pass")
     return 0 if passed >= fail_under * len(rows) else 1
+
+
+def is_exercise(path: Path, solutions: Path) -> bool:
+    """Whether ``path`` is a copy of one of the exercises; says so when it is not."""
+    exercises = {p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers}
+    if path.is_file() and exercise_for(path, exercises) is not None:
+        return True
+    print(f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded", file=sys.stderr)
+    return False
+
+
+def draw_numbers(folder: Path, seed: int | None, batch: int | None) -> tuple[int, int]:
+    """The seed and batch size of a grading run: the instructor's where given, else those kept in
+    ``folder/settings.json`` (a resumed run grades with the same numbers), else drawn fresh (not
+    from a seeded generator: they must not be guessable) and kept there."""
+    path = folder / "settings.json"
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    draw = random.SystemRandom()
+    seed = seed if seed is not None else kept.get("seed") or draw.randrange(1, 2**31 - 1)
+    batch = batch if batch is not None else kept.get("batch") or draw.randrange(16, 49)
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"seed": seed, "batch": batch}) + "\n")
+    return int(seed), int(batch)
 
 
 def self_check_cache() -> Path:
@@ -778,8 +810,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="with --self: count only checks whose name starts with this (e.g. ex1/)")
     p.add_argument("--fail-under", type=float, default=0.0, help="with --self: exit 1 below this share of passed checks")
     d = Settings()
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--batch", type=int, default=d.batch)
+    p.add_argument("--seed", type=int, default=None,
+                   help="the notebooks' random seed (default: drawn fresh, kept in the out folder for a resumed run)")
+    p.add_argument("--batch", type=int, default=None, help="the minibatch size (default: drawn fresh, 16 to 48)")
     p.add_argument("--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)")
     p.add_argument("--cell-timeout", type=int, default=d.cell_timeout)
     p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout)
@@ -788,12 +821,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strict-shapes", action="store_true",
                    help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)")
     a = p.parse_args(argv)
-    settings = Settings(a.seed, a.batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs,
+    if a.out is None and not a.self_check:
+        p.error("--out DIR is needed (or --self)")
+    if a.self_check and not is_exercise(a.submissions[0], a.solutions):
+        return 2  # before anything is drawn, run or written
+    # numbers that ship with the code could be answered with literals: draw them (or take the instructor's)
+    seed, batch = draw_numbers(self_check_cache().parent if a.self_check else a.out, a.seed, a.batch)
+    settings = Settings(seed, batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs,
                         a.strict_shapes)
     if a.self_check:
         return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
-    if a.out is None:
-        p.error("--out DIR is needed (or --self)")
     try:
         rows = grade(a.submissions, a.out, settings, a.solutions)
     except KeyboardInterrupt:

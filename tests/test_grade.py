@@ -311,7 +311,8 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
     mine = tmp_path / "out"
     shutil.copytree(out / ".reference", mine / ".reference")  # the same settings: the reference is cached
     cmd = [sys.executable, "-m", "checks.grade", str(subs["erin-infinite-loop"]), str(subs["alice-complete"]),
-           "--out", str(mine), "--steps", "20", "--cell-timeout", "300", "--jobs", "1"]
+           "--out", str(mine), "--steps", "20", "--cell-timeout", "300", "--jobs", "1",
+           "--seed", str(SETTINGS.seed), "--batch", str(SETTINGS.batch)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while not list((mine / ".work").glob("*/grading.ipynb")) and time.monotonic() < deadline:
@@ -333,3 +334,19 @@ def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000))
     assert run.fault == KERNEL_DIED  # the cell timeout (50 min) did not have to run out
+
+
+def test_seed_and_batch_are_drawn_fresh_kept_for_a_resumed_run_and_reported(tmp_path):
+    from checks.grade import draw_numbers
+
+    seed, batch = draw_numbers(tmp_path / "a", None, None)
+    assert 16 <= batch <= 48 and (tmp_path / "a" / "settings.json").exists()
+    assert draw_numbers(tmp_path / "a", None, None) == (seed, batch)  # resumed: the same numbers
+    assert draw_numbers(tmp_path / "a", 7, None) == (7, batch)  # the instructor's seed wins
+    assert (seed, batch) != (Settings().seed, Settings().batch)  # not the numbers that ship with the code
+
+
+def test_the_report_names_the_seed_and_batch(graded):
+    _, out, *_ = graded
+    head = (out / "report.md").read_text().split("\n")[2]
+    assert f"seed {SETTINGS.seed}, batch {SETTINGS.batch}" in head and "reproduces it" in head
