@@ -224,6 +224,9 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbfor
             continue
         source = cell.source if learner is None else learner.get(i)
         if source is not None:
+            if not ans.probe:  # an answer left over from an earlier exercise earns nothing here
+                cells.append(nbformat.v4.new_code_cell(f"for __n in {ans.names!r}:\n    globals().pop(__n, None)"))
+                concerns.append("grader")
             cells.append(nbformat.v4.new_code_cell(source))
             concerns.append(",".join(ans.checks))
         record = record_cell(ans, facts=learner is None) if source is not None else _deleted_cell(ans)
@@ -474,14 +477,14 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
             rows.append(_row(check, False, "", "the reference run recorded no value (an instructor-side problem)"))
         elif not usable and cell_error:
             rows.append(_row(check, False, "", cell_error))
+        elif isinstance(y, str) and y == DELETED:
+            rows.append(_row(check, False, "missing", f"{var} is not defined: its answer cell is missing or no longer assigns it"))
         elif y is None:
             if fatal is not None and at > fatal:
                 reason = f"not reached: the kernel stopped in an earlier cell ({concerns[fatal] or 'cell ' + str(fatal)})"
             else:
                 reason = run.fault or "the answer was not recorded (the notebook stopped, or interfered with the grader)"
             rows.append(_row(check, False, "", reason))
-        elif isinstance(y, str) and y == DELETED:
-            rows.append(_row(check, False, "missing", f"{var} is not defined: its answer cell is missing or no longer assigns it"))
         elif isinstance(y, str) and y.startswith("<error: "):
             what = y[len("<error: "):-1]
             word = "missing" if what == "NotWritten" else "wrong"

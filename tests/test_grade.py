@@ -65,6 +65,10 @@ def make_submissions(root):
     save("ursula-two-copies", filled())
     blank = nbformat.read(STUDENT, as_version=4)
     nbformat.write(blank, subs["ursula-two-copies"] / "03-makemore-backprop-old.ipynb")  # a stale copy
+    victor = filled()
+    ex2 = cell_with(victor, "cmp('logits (fused)'")
+    ex2.source = "\n".join(line for line in ex2.source.split("\n") if not line.startswith("dlogits"))
+    save("victor-assigns-nothing", victor)  # exercise 2's cell left with exercise 1's dlogits
     save("carol-two-mistakes", filled(dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"], dW2=["dlogits.T @ h", "h.T @ dlogits"]))
     save("dave-invalid-json", text='{"cells": [ {"cell_type": "code", ')
     save("erin-infinite-loop", prepend(filled(), "cmp('probs'", "while True:\n    pass"))
@@ -350,3 +354,10 @@ def test_the_report_names_the_seed_and_batch(graded):
     _, out, *_ = graded
     head = (out / "report.md").read_text().split("\n")[2]
     assert f"seed {SETTINGS.seed}, batch {SETTINGS.batch}" in head and "reproduces it" in head
+
+
+def test_a_cell_that_assigns_nothing_earns_nothing(graded):
+    _, _, rows, _ = graded
+    bad = failing(rows, "victor-assigns-nothing")
+    assert set(bad) == {"ex2/dlogits"}, {c: r["reason"] for c, r in bad.items()}
+    assert "dlogits" in bad["ex2/dlogits"]["reason"] and "not defined" in bad["ex2/dlogits"]["reason"]
