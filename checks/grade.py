@@ -46,6 +46,7 @@ import torch
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
+from checks.source import autograd_uses
 from checks.student import ROOT, answer_names, stub_source
 from checks.verdict import Note, Result
 
@@ -458,7 +459,7 @@ def _one_line_error(text: str) -> str:
 
 
 def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], settings: Settings,
-                 sources: dict[str, str] | None = None) -> list[dict]:
+                 sources: dict[str, str] | None = None, reviews: dict[str, str] | None = None) -> list[dict]:
     """One row per check of ``ex``: the learner's recorded value judged against the reference,
     with the learner's cell source (``sources``, by check) for what only the code can tell."""
     rows = []
@@ -494,14 +495,15 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         else:
             res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
                             (sources or {}).get(check), cell_error, ref.get(FACTS + check),
-                            {n for a in ex.answers for n in a.names})
+                            {n for a in ex.answers for n in a.names}, (reviews or {}).get(check))
             rows.append({"check": check, **res.row()})
     return rows
 
 
 def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settings,
               code: str | None = None, cell_error: str | None = None,
-              facts: dict | None = None, answers: set[str] | None = None) -> Result:
+              facts: dict | None = None, answers: set[str] | None = None,
+              review: str | None = None) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
     and hints, with the graph's facts from the reference run (``facts``) in place of the graph."""
     name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
@@ -519,11 +521,24 @@ def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settin
         ctx = with_source(ctx, code, var, answers) if not value else ctx
         yt, notes = answer(name, y, torch.as_tensor(e), label=var)
         ctx.notes = notes + ctx.notes
+        if review:  # shown with a pass too: a point that autograd may have earned is looked at
+            ctx.notes.append(Note("review", review))
         if cell_error:
             ctx.fail_notes.append(Note("cell-error", f"the cell also raised: {cell_error}"))
         return judge(name, yt, torch.as_tensor(e), ctx)
 
     return guarded(name, var, check)
+
+
+def autograd_review(code: str | None, template: str) -> str | None:
+    """Why a learner's answer cell needs a look: it runs or reads autograd where the handed-out
+    cell does not (``loss.backward()`` again, ``X.grad``, ``torch.autograd.grad``); else None."""
+    if not code:
+        return None
+    extra = [u for u in autograd_uses(code) if u not in autograd_uses(template)]
+    if not extra:
+        return None
+    return f"the cell uses autograd itself ({', '.join(f'`{u}`' for u in extra[:3])}): look at it by hand"
 
 
 def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
@@ -581,7 +596,10 @@ class Grader:
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
         run = run_notebook(nb, work, self.settings)
         sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
-        rows = [{**base, **r} for r in judge_values(ex, self.reference(ex), run, concerns, self.settings, sources)]
+        reviews = {c: why for a in ex.answers if (why := autograd_review(learner.get(a.index), a.template))
+                   for c in a.checks}
+        rows = [{**base, **r} for r in judge_values(ex, self.reference(ex), run, concerns, self.settings, sources,
+                                                     reviews)]
         shutil.rmtree(work, ignore_errors=True)
         return rows
 

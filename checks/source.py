@@ -594,3 +594,29 @@ def placeholders_used(source: str, namespace: dict) -> list[str]:
         return found
     except Exception:
         return []
+
+
+def autograd_uses(source: str) -> list[str]:
+    """The places where ``source`` runs or reads autograd: ``.backward(...)`` and
+    ``torch.autograd.grad(...)`` calls and ``.grad`` reads, as text, in order; ``[]`` when
+    nothing does (or the source does not parse). Inside a class or function, only calls count:
+    a micrograd-style ``Value`` has a ``.grad`` of its own."""
+    try:
+        cell = _parse(source)
+        if cell is None:
+            return []
+        found = []
+        inside = {id(n) for d in ast.walk(cell.tree)
+                  if isinstance(d, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                  for n in ast.walk(d)}
+        for node in ast.walk(cell.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                    node.func.attr == "backward" or ast.unparse(node.func).endswith("autograd.grad")):
+                found.append(ast.unparse(node.func) + "()")
+            elif (isinstance(node, ast.Attribute) and node.attr == "grad"
+                  and isinstance(node.ctx, ast.Load) and id(node) not in inside):
+                found.append(ast.unparse(node))
+        return list(dict.fromkeys(f for f in found if not f.endswith("autograd.grad")
+                                  or f + "()" not in found))
+    except Exception:
+        return []

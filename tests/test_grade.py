@@ -69,6 +69,8 @@ def make_submissions(root):
     ex2 = cell_with(victor, "cmp('logits (fused)'")
     ex2.source = "\n".join(line for line in ex2.source.split("\n") if not line.startswith("dlogits"))
     save("victor-assigns-nothing", victor)  # exercise 2's cell left with exercise 1's dlogits
+    save("wendy-runs-autograd", prepend(filled(), "cmp('probs'",
+                                        "try:\n    loss.backward()\nexcept RuntimeError:\n    pass"))
     save("carol-two-mistakes", filled(dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"], dW2=["dlogits.T @ h", "h.T @ dlogits"]))
     save("dave-invalid-json", text='{"cells": [ {"cell_type": "code", ')
     save("erin-infinite-loop", prepend(filled(), "cmp('probs'", "while True:\n    pass"))
@@ -361,3 +363,12 @@ def test_a_cell_that_assigns_nothing_earns_nothing(graded):
     bad = failing(rows, "victor-assigns-nothing")
     assert set(bad) == {"ex2/dlogits"}, {c: r["reason"] for c, r in bad.items()}
     assert "dlogits" in bad["ex2/dlogits"]["reason"] and "not defined" in bad["ex2/dlogits"]["reason"]
+
+
+def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
+    _, _, rows, _ = graded
+    mine = rows_of(rows, "wendy-runs-autograd")
+    assert mine["ex1/dprobs"]["note"].startswith("review: the cell uses autograd itself (`loss.backward()`)")
+    assert not [c for c, r in mine.items() if r["note"].startswith("review") and c != "ex1/dprobs"]
+    # the handed-out cells that run backward themselves (notebook 01) are not marked
+    assert not [r for r in rows if r["submission"] == "zoe-notebooks-01-02" and r["note"].startswith("review")]
