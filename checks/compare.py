@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import functools
 import html
-import inspect
 import json
-import linecache
 import math
 import re
 import sys
@@ -42,6 +40,7 @@ from checks.diagnose import (
     fmt_axes,
     fmt_shape,
     leading_ones_dropped,
+    variable_of,
 )
 from checks.graph import GraphFacts, frame_ints, frame_tensors
 from checks.verdict import COLOURS, FAIL, NOTE, PASS, TODO, Note, Result, Worst, code_html
@@ -231,13 +230,20 @@ def _hard_coded(ctx: Context, ys: torch.Size, es: torch.Size) -> list[Note]:
         return []
     for got, want in zip(ys, es, strict=True):
         if got != want and got > 1:
-            facts = _facts(ctx.code, ctx.answer, got)
-            if facts.batch_literals:
-                return [Note("batch-size", (
-                    f"your {ctx.answer} is built with the number {got}, but here that size is "
-                    f"{want} (another batch size): write `n` or `X.shape[0]` instead of a number, "
-                    "so that it holds for any batch."))]
+            if _facts(ctx.code, ctx.answer, got).batch_literals:
+                return [_batch_note(ctx.answer, got, want)]
     return []
+
+
+def _batch_note(label: str, number: int, here: int | None = None) -> Note:
+    """The batch size written as a number: ``here`` is the size it should have had, when another."""
+    if here is None:
+        return Note("batch-size", f"your {label} is built with the number {number}, the batch size "
+                                  "here: write `n` (or `X.shape[0]`) instead, so that it holds for "
+                                  "any batch size.")
+    return Note("batch-size", f"your {label} is built with the number {number}, but here that size "
+                              f"is {here} (another batch size): write `n` or `X.shape[0]` instead "
+                              "of a number, so that it holds for any batch.")
 
 
 def _keepdim_note(ys: torch.Size, es: torch.Size, dropped: list[int], ctx: Context) -> str:
@@ -257,8 +263,9 @@ def _safe(fn: Callable[[], tuple[str, str]], fallback: str) -> tuple[str, str]:
 
 
 def _safe_scale(ctx: Context) -> float:
+    """``ctx.scale()``, or 0 when the graph cannot say (never a traceback)."""
     try:
-        return float(ctx.scale() or 0.0) if ctx.scale is not None else 0.0
+        return float(ctx.scale() or 0.0)
     except Exception:
         return 0.0
 
@@ -338,13 +345,8 @@ _SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code object
 
 def _read_source(code: Any) -> str | None:
     try:
-        lines = linecache.getlines(code.co_filename)
-        if not lines:
-            return None
-        if code.co_name == "<module>" and _ipython() is not None:
-            return "".join(lines)  # a notebook cell (or a script run by IPython): all of it
-        return inspect.getsource(code)
-    except Exception:
+        return source.code_text(code)
+    except Exception:  # the learner's code is read for hints only: never a traceback
         return None
 
 
@@ -387,10 +389,7 @@ def with_source(ctx: Context, code: str | None, label: str, answers: set[str] | 
             f"place changed {facts.alias_of} too, which no longer holds what you checked: start "
             f"from `{facts.alias_of}.clone()`.")))
     if facts.batch_literals and not ctx.fail_notes:
-        k = facts.batch_literals[0]
-        ctx.fail_notes.append(Note("batch-size", (
-            f"your {label} is built with the number {k}, the batch size here: write `n` (or "
-            f"`X.shape[0]`) instead, so that it holds for any batch size.")))
+        ctx.fail_notes.append(_batch_note(label, facts.batch_literals[0]))
     return ctx
 
 
@@ -410,7 +409,7 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
     Never raises on the learner's input.
     """
     name, frame = str(name), sys._getframe(1)
-    var = _variable(name)
+    var = variable_of(name)
     label = f"d{var}" if var else f"answer for `{name}`"  # "x * x" checks an operation
 
     def check() -> Result:
@@ -458,12 +457,6 @@ def guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
     except Exception as exc:
         return Result(name, False, False, None, "wrong",
                       f"could not compare {label} ({type(exc).__name__}: {exc}).")
-
-
-def _variable(name: str) -> str | None:
-    """The Python variable in a check's name: ``logits`` for "logits (fused)"; None when none."""
-    head = name.split(" (", 1)[0].strip()
-    return head if head.isidentifier() else None
 
 
 def record(res: Result, quiet: bool = False) -> Result:

@@ -89,7 +89,7 @@ class Context:
     @property
     def variable(self) -> str | None:
         """The Python variable in the check's name: ``logits`` for "logits (fused)"."""
-        return _variable(self.name)
+        return variable_of(self.name)
 
     @property
     def tensor(self) -> str:
@@ -594,16 +594,17 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
     if ctx.swaps is None:
         return None
     for used, meant, grad in ctx.swaps():
-        if grad.shape == y.shape and _near(y, grad, ctx) and not used:  # the tensor itself
+        if grad.shape != y.shape or not _near(y, grad, ctx):
+            continue
+        if not used:  # the tensor itself in the other factor's place
             return "operand", (
                 f"your {ctx.answer} is what the rule gives with {ctx.tensor} itself as the other "
                 f"factor: the gradient of a product with respect to {ctx.tensor} is the other "
                 f"factor times the gradient of the product.")
-        if grad.shape == y.shape and _near(y, grad, ctx):
-            return "operand", (
-                f"your {ctx.answer} is what the rule gives with `{used}` where `{meant}` belongs: "
-                f"the gradient through a product takes the other factor, `{meant}`, from the "
-                "forward pass.")
+        return "operand", (
+            f"your {ctx.answer} is what the rule gives with `{used}` where `{meant}` belongs: "
+            f"the gradient through a product takes the other factor, `{meant}`, from the "
+            "forward pass.")
     return None
 
 
@@ -614,7 +615,7 @@ def _near(y: torch.Tensor, z: torch.Tensor, ctx: Context) -> bool:
     return bool(torch.allclose(y, z.to(y.dtype), rtol=ctx.rtol, atol=ctx.atol + 64 * eps * big))
 
 
-def _variable(name: str) -> str | None:
+def variable_of(name: str) -> str | None:
     """The Python variable in a check's name: ``W3`` for "W3 (tanh)"; None when there is none."""
     head = name.split(" (", 1)[0].strip()
     return head if head.isidentifier() else None

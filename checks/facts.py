@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from checks.diagnose import Context
-from checks.graph import GraphFacts
+from checks.graph import GraphFacts, scope_tensors
 
 # cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's expression
 CMP = re.compile(r"""\bcmp\(\s*(['"])([^'"]+)\1\s*,\s*(\w+)\s*,\s*([\w.\[\]"']+)\s*[,)]""")
@@ -56,7 +56,7 @@ def collect(wanted: dict[str, str], scope: dict[str, Any]) -> dict[str, dict[str
     A check whose tensor cannot be found, or has no gradient, is left out; so is one whose facts
     cannot be computed: the grader then judges it without them, as before.
     """
-    names = {k: v for k, v in scope.items() if isinstance(v, torch.Tensor) and not k.startswith("_")}
+    names = scope_tensors(scope)  # as cmp finds them among a notebook's variables
     out = {}
     for check, expr in wanted.items():
         try:

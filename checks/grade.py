@@ -185,17 +185,24 @@ def record_cell(cell: AnswerCell, facts: bool = False) -> str:
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
     record = f"__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n"
-    wanted = {c: t for c, n in zip(cell.checks, cell.names, strict=True) if (t := targets(cell.solution).get(n))}
-    if facts and cell.facts:  # an expression of the instructor's: {name: facts}
-        ids = dict(zip(cell.names, cell.checks, strict=True))
+    by_check = _facts_expression(cell) if facts else None  # {check id: facts}, in the kernel
+    if by_check:
         record += ("import checks.facts as __cf\n"
-                   f"__grade_values.update({{{FACTS!r} + {ids!r}[n]: f for n, f in ({cell.facts}).items()}})\n"
+                   f"__grade_values.update({{{FACTS!r} + c: f for c, f in ({by_check}).items()}})\n"
                    "__torch.save(__grade_values, __GRADE_OUT)\n")
-    elif facts and wanted and not cell.probe:
-        record += ("import checks.facts as __cf\n"
-                   f"__grade_values.update({{FACTS + c: f for c, f in __cf.collect({wanted!r}, globals()).items()}})\n"
-                   "__torch.save(__grade_values, __GRADE_OUT)\n").replace("FACTS + ", f"{FACTS!r} + ")
     return f"{grab}\n{record}" + _restore(cell)
+
+
+def _facts_expression(cell: AnswerCell) -> str | None:
+    """Kernel code for the graph facts of the cell's checks, by check id: the instructor's own
+    expression (``{name: facts}``, for answers inside a class), or else one ``checks.facts.collect``
+    of the tensors the cell's ``cmp`` calls name."""
+    if cell.facts:
+        ids = dict(zip(cell.names, cell.checks, strict=True))
+        return f"{{{ids!r}[n]: f for n, f in ({cell.facts}).items()}}"
+    found = targets(cell.solution)
+    wanted = {c: found[n] for c, n in zip(cell.checks, cell.names, strict=True) if n in found}
+    return f"__cf.collect({wanted!r}, globals())" if wanted and not cell.probe else None
 
 
 def _restore(ans: AnswerCell) -> str:
@@ -468,6 +475,7 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         for check in filter(None, c.split(",")):
             cell_of.setdefault(check, i)
     fatal = min((i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None)
+    answers = {n for a in ex.answers for n in a.names}
     for check in ex.checks:
         var = check.split("/", 1)[1].split("#")[0]
         e, y = ref.get(check), run.values.get(check)
@@ -495,7 +503,7 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         else:
             res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
                             (sources or {}).get(check), cell_error, ref.get(FACTS + check),
-                            {n for a in ex.answers for n in a.names}, (reviews or {}).get(check))
+                            answers, (reviews or {}).get(check))
             rows.append({"check": check, **res.row()})
     return rows
 
@@ -514,18 +522,19 @@ def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settin
 
     def check() -> Result:
         nonlocal ctx
+        expected = torch.as_tensor(e)
         try:
             ctx = apply(ctx, facts if isinstance(facts, dict) else None)
         except Exception:  # facts of another version of the grader: judge without them
             ctx.paths = ctx.terms = ctx.index_uses = ctx.scale = ctx.swaps = None
         ctx = with_source(ctx, code, var, answers) if not value else ctx
-        yt, notes = answer(name, y, torch.as_tensor(e), label=var)
+        yt, notes = answer(name, y, expected, label=var)
         ctx.notes = notes + ctx.notes
         if review:  # shown with a pass too: a point that autograd may have earned is looked at
             ctx.notes.append(Note("review", review))
         if cell_error:
             ctx.fail_notes.append(Note("cell-error", f"the cell also raised: {cell_error}"))
-        return judge(name, yt, torch.as_tensor(e), ctx)
+        return judge(name, yt, expected, ctx)
 
     return guarded(name, var, check)
 

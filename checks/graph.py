@@ -28,16 +28,24 @@ def frame_tensors(frame: FrameType | None) -> dict[str, torch.Tensor]:
     found: dict[str, torch.Tensor] = {}
     while frame is not None:
         for scope in (frame.f_locals, frame.f_globals):
-            for key, val in list(scope.items()):
-                if key.startswith("_"):
-                    continue
-                if isinstance(val, torch.Tensor):
-                    found.setdefault(key, val)
-                elif isinstance(val, dict) and len(val) < 1000:  # a dict of named tensors counts too
-                    for k, v in list(val.items()):
-                        if isinstance(k, str) and isinstance(v, torch.Tensor):
-                            found.setdefault(k, v)
+            for key, val in scope_tensors(scope).items():
+                found.setdefault(key, val)
         frame = frame.f_back
+    return found
+
+
+def scope_tensors(scope: dict) -> dict[str, torch.Tensor]:
+    """The tensors of one namespace by name (not ``_private`` ones), a dict of named tensors too."""
+    found: dict[str, torch.Tensor] = {}
+    for key, val in list(scope.items()):
+        if key.startswith("_"):
+            continue
+        if isinstance(val, torch.Tensor):
+            found.setdefault(key, val)
+        elif isinstance(val, dict) and len(val) < 1000:  # a dict of named tensors counts too
+            for k, v in list(val.items()):
+                if isinstance(k, str) and isinstance(v, torch.Tensor):
+                    found.setdefault(k, v)
     return found
 
 
@@ -155,10 +163,9 @@ class GraphFacts:
         if len(used) == 1 and type(used[0][0]).__name__ == "UnbindBackward0":
             used, self._place = self._element_uses(used[0][0])
         self._uses = [(node, [slot]) for node, slots in used for slot in slots]
-        self._twice = {id(node) for node, slots in used if len(slots) > 1}
-        if self._place:  # an operation that takes an element twice (x * x after x, = t)
-            ids = [id(node) for node, _ in used]
-            self._twice = {i for i in ids if ids.count(i) > 1}
+        # an operation that takes the tensor (or one of its elements) twice: x * x
+        ids = [id(node) for node, slots in used for _ in slots]
+        self._twice = {i for i in ids if ids.count(i) > 1}
         self._extra: list[torch.Tensor] | None = None
         self._paths: list[tuple[str, torch.Tensor | None]] | None = None
 
@@ -347,7 +354,8 @@ class GraphFacts:
     # -- what the learner's own answers and the sizes around the tensor say
     def upstream_scale(self) -> float | None:
         """How large the gradients arriving at the tensor's uses are: the largest entry of each
-        use's output gradient where it is known, else of the leaves' gradients below that use."""
+        use's output gradient where it is known, else of the gradients of the leaves that are the
+        use's other inputs, or inputs of those (``_leaf_grads``)."""
         if self.root is None:
             return None
         sizes = []

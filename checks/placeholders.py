@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from checks.source import code_text, placeholders_used
+
 
 class NotWritten(Exception):
     """Raised when an answer is still a placeholder; Jupyter shows only the message."""
@@ -111,23 +113,14 @@ def not_written_message(shell: Any, value: BaseException, tb: Any) -> str | None
     if not wanted:
         return None
     for source, namespace in _failing_code(shell, tb):
-        names = [n for n in _placeholders(source, namespace) if namespace[n] in wanted]
+        names = [n for n in placeholders_used(source, namespace) if namespace[n] in wanted]
         if names:
             return _message(names, [namespace[n] for n in names])
     return None
 
 
-def _placeholders(source: str, namespace: dict) -> list[str]:
-    from checks.source import placeholders_used
-
-    return placeholders_used(source, namespace)
-
-
 def _failing_code(shell: Any, tb: Any) -> list[tuple[str, dict]]:
     """(source, namespace) of each notebook-cell frame of ``tb``, innermost first, then the cell."""
-    import inspect
-    import linecache
-
     cells = getattr(getattr(shell, "compile", None), "_filename_map", {}) or {}
     found = []
     while tb is not None:
@@ -135,14 +128,7 @@ def _failing_code(shell: Any, tb: Any) -> list[tuple[str, dict]]:
         filename = frame.f_code.co_filename
         if filename not in cells and not filename.startswith("<ipython-input-"):
             continue
-        if frame.f_code.co_name == "<module>":
-            source = "".join(linecache.getlines(filename))
-        else:
-            try:
-                source = inspect.getsource(frame.f_code)
-            except (OSError, TypeError):
-                source = "".join(linecache.getlines(filename))
-        found.append((source, {**frame.f_globals, **frame.f_locals}))
+        found.append((code_text(frame.f_code) or "", {**frame.f_globals, **frame.f_locals}))
     found.reverse()
     history = getattr(shell, "user_ns", {}).get("In") or [""]
     found.append((history[-1], getattr(shell, "user_ns", {})))

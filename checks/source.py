@@ -10,11 +10,15 @@ IPython ``%magic`` and ``!shell`` lines blanked out) gives "no facts".
 from __future__ import annotations
 
 import ast
+import inspect
+import linecache
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import CodeType
 
-__all__ = ["SourceFacts", "answer_assigned", "facts", "placeholders_used"]
+__all__ = ["SourceFacts", "answer_assigned", "autograd_uses", "code_text", "facts",
+           "placeholders_used"]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _RANGES = {"range", "arange"}  # an index that counts 0..n-1 makes every position unique
@@ -281,33 +285,22 @@ def _reads_grad(cell: _Cell, answer: str) -> str | None:
     return None
 
 
-def _rebinds(stmt: ast.stmt, name: str) -> bool:
-    """``name = ...`` (also ``a, name = ...``, ``name: T = ...`` and ``(name := ...)``): a new
-    value for the name."""
-    if isinstance(stmt, ast.Assign):
-        return any(_target_binds(t, name) for t in stmt.targets)
-    if isinstance(stmt, ast.AnnAssign):
-        return _target_binds(stmt.target, name) and stmt.value is not None
-    return any(isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(stmt))
-
-
-def _target_binds(target: ast.expr, name: str) -> bool:
-    if isinstance(target, ast.Name):
-        return target.id == name
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_target_binds(t, name) for t in target.elts)
-    return isinstance(target, ast.Starred) and _target_binds(target.value, name)
-
-
 def _last_binding(cell: _Cell, answer: str) -> int:
-    """The index of the statement that last gives ``answer`` a new value (0 when none)."""
-    plain = [i for i, stmt in enumerate(cell.stmts) if _rebinds(stmt, answer)]
+    """The index of the statement that last gives ``answer`` a new value (0 when none): a binding
+    as :func:`_binds` sees it (``a, answer = ...`` too), or ``(answer := ...)`` in an expression."""
+    def rebinds(stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+            return False  # an annotation alone gives no value
+        return _binds(stmt, answer) or any(
+            isinstance(n, ast.NamedExpr) and n.target.id == answer for n in ast.walk(stmt))
+
+    plain = [i for i, stmt in enumerate(cell.stmts) if rebinds(stmt)]
     return plain[-1] if plain else 0
 
 
 def _zeroed_after(cell: _Cell, answer: str, start: int) -> bool:
-    """``answer.zero_()``, ``answer.fill_(0)``, ``answer *= 0`` or ``answer[...] = 0`` after ``start``:
-    whatever the answer was copied from, its values are gone."""
+    """``answer.zero_()``, ``answer.fill_(0)`` or ``answer *= 0`` after ``start``: whatever the
+    answer was copied from, its values are gone."""
     for stmt in cell.stmts[start + 1:]:
         for node in ast.walk(stmt):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -333,16 +326,24 @@ def _runs_autograd(cell: _Cell, read: str | None) -> bool:
         return False
     if read.endswith("autograd.grad"):
         return True
-    calls = [n for n in ast.walk(cell.tree) if isinstance(n, ast.Call)]
-    if not any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in calls):
+    if not any(_autograd_call(n) == "backward" for n in ast.walk(cell.tree)):
         return False
     root = read.split(".")[0]
     for stmt in cell.stmts:
-        if isinstance(stmt, ast.Assign) and any(_target_binds(t, root) for t in stmt.targets):
+        if isinstance(stmt, ast.Assign) and any(root in _names(t) for t in stmt.targets):
             made = ast.unparse(stmt.value)
             if "requires_grad_(" in made or "requires_grad=True" in made:
                 return True
     return False
+
+
+def _autograd_call(node: ast.AST) -> str | None:
+    """"backward" for a ``.backward(...)`` call, "grad" for ``torch.autograd.grad(...)``, else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    if node.func.attr == "backward":
+        return "backward"
+    return "grad" if ast.unparse(node.func).endswith("autograd.grad") else None
 
 
 def _bare_aliases(cell: _Cell, name: str) -> Iterator[tuple[int, str]]:
@@ -610,8 +611,7 @@ def autograd_uses(source: str) -> list[str]:
                   if isinstance(d, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                   for n in ast.walk(d)}
         for node in ast.walk(cell.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-                    node.func.attr == "backward" or ast.unparse(node.func).endswith("autograd.grad")):
+            if _autograd_call(node):
                 found.append(ast.unparse(node.func) + "()")
             elif (isinstance(node, ast.Attribute) and node.attr == "grad"
                   and isinstance(node.ctx, ast.Load) and id(node) not in inside):
@@ -620,3 +620,15 @@ def autograd_uses(source: str) -> list[str]:
                                   or f + "()" not in found))
     except Exception:
         return []
+
+
+def code_text(code: CodeType) -> str | None:
+    """The source of a code object: all of a notebook cell (or file) for its top level, the
+    function itself otherwise; None when it has no source (code compiled from a string)."""
+    whole = "".join(linecache.getlines(code.co_filename)) or None
+    if code.co_name == "<module>":
+        return whole
+    try:
+        return inspect.getsource(code)
+    except (OSError, TypeError):
+        return whole

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # Colours that read on JupyterLab's light and dark themes alike (and in Colab and VS Code: inline
 # styles only, no theme variables).
@@ -103,25 +104,12 @@ class Result:
     def note(self) -> str | None:
         return "; ".join(n.text for n in self.notes) or None
 
-    @property
-    def index(self) -> tuple[int, ...] | None:
-        return self.worst.index if self.worst else None
-
-    @property
-    def yours(self) -> float | None:
-        return self.worst.yours if self.worst else None
-
-    @property
-    def expected(self) -> float | None:
-        return self.worst.expected if self.worst else None
-
-    @property
-    def mismatched(self) -> int | None:
-        return self.worst.mismatched if self.worst else None
-
-    @property
-    def total(self) -> int | None:
-        return self.worst.total if self.worst else None
+    # the worst element's parts, None without one: res.index, res.yours, res.expected, ...
+    index = property(lambda self: _of_worst(self, "index"))
+    yours = property(lambda self: _of_worst(self, "yours"))
+    expected = property(lambda self: _of_worst(self, "expected"))
+    mismatched = property(lambda self: _of_worst(self, "mismatched"))
+    total = property(lambda self: _of_worst(self, "total"))
 
     # -- renderings
     def line(self) -> str:
@@ -175,6 +163,10 @@ class Result:
         if self._shown_in is not None and self._shown_in == execution_count():
             return
         show(self)
+
+
+def _of_worst(res: Result, part: str) -> Any:
+    return getattr(res.worst, part) if res.worst is not None else None
 
 
 COLOURS = {"pass": PASS, "note": NOTE, "upstream": NOTE, "missing": TODO, "fail": FAIL}
