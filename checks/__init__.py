@@ -18,6 +18,7 @@ from checks.data import (
     vocab,
 )
 from checks.diagnose import MISTAKES
+from checks.inputs import drawn
 from checks.numeric import check_numeric, numgrad
 from checks.placeholders import NotWritten, install_hook, require
 
@@ -38,6 +39,7 @@ __all__ = [
     "check_numeric",
     "check_value",
     "cmp",
+    "drawn",
     "expect",
     "numgrad",
     "require",

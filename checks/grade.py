@@ -3,17 +3,17 @@
     python -m checks.grade SUBMISSION... --out DIR      # each SUBMISSION a notebook or a folder of one learner's notebooks
     python -m checks.grade --self notebooks/03-makemore-backprop.ipynb   # a learner's own score, before submitting
 
-For every notebook the grader assembles a grading notebook from the instructor's solution: the instructor's cells, each
-answer cell taken from the learner's notebook (matched by cell id, else by its check lines), and after each answer cell
-a grader cell that records the learner's values and then runs the instructor's solution block, so that the next answer
-is judged given a correct upstream (no cascade). Before any learner code runs, autograd's ``.grad`` tensors are wiped.
-The notebook runs under pytest with nbval (``--nbval-lax``: every cell runs, a cell that raises is reported) with
-another seed and batch size than the notebook's (``WORKBOOK_SEED``, ``WORKBOOK_BATCH``), per-cell and per-notebook
-timeouts and a memory limit. The recorded values are judged outside the kernel, in the grader's process, against the
-values of a reference run of the instructor's notebook under the same settings, with ``checks``' own comparison.
-
-Isolation: learner code runs as the grading user, in a child process with a memory limit and timeouts, and can read
-what that user can read. For real isolation, run the grader in a container (see the README).
+For every notebook the grader first runs the instructor's solution (the reference run) and keeps,
+before each answer cell, the notebook's state (its tensors and numbers) and, after it, the expected
+values. A learner's run is then a grading notebook of the instructor's cells with the learner's
+answer cells in place of the solutions; before each answer cell a grader cell hands in the
+reference state (so that every answer is judged given correct upstream values: no cascade), after
+it a grader cell sends the answers out as cell output, which the test runner (pytest with nbval,
+``--nbval-lax``, and the plugin ``checks.nbrecord``) keeps outside the kernel. The kernel never
+holds solution code, nor an expected value before its answer has been recorded. It runs in a
+sandbox (``checks.sandbox``: bubblewrap on Linux) with a seed and batch size drawn for the run,
+per-cell and per-notebook timeouts and a memory limit. The recorded values are judged in the
+grader's process with ``checks``' own comparison.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import argparse
 import collections
 import contextlib
 import csv
+import dataclasses
 import hashlib
 import json
 import os
@@ -43,6 +44,7 @@ from pathlib import Path
 import nbformat
 import torch
 
+from checks import recorder, sandbox
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
@@ -65,6 +67,7 @@ class Settings:
     memory_mb: int = 6144
     jobs: int = max(1, os.cpu_count() or 1)
     strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of passing with a note
+    sandbox: str = "auto"  # "bwrap", "none", or "auto": bwrap where it works here
 
 
 @dataclass
@@ -125,72 +128,41 @@ def load_exercise(path: Path) -> Exercise:
 
 # ---------------------------------------------------------------- assembling the grading notebook
 
-PRELUDE = '''
-import builtins as __b, contextlib as __cl, io as __io, os as __os, torch as __torch
-__GRADE_OUT = __os.environ["GRADE_OUT"]
-__grade_values = {}
-def __grade_record(values):
-    for check, value in values.items():
-        if value is Ellipsis or value is None:
-            value = "<...>"
-        elif isinstance(value, str) and value.startswith("<"):
-            pass
-        elif isinstance(value, __torch.Tensor):
-            value = value.detach().to("cpu").clone().contiguous()
-            if value.is_sparse:
-                value = value.to_dense()
-        else:
-            try:
-                value = __torch.as_tensor(value, dtype=__torch.float64)
-            except Exception:
-                value = "<" + type(value).__name__ + ">"
-        __grade_values[check] = value
-    __torch.save(__grade_values, __GRADE_OUT)
-def __grade_values_of(names, scope):
-    return {n: scope.get(n, "<deleted>") for n in names}
-def __grade_try(fn):
-    try:
-        return fn()
-    except BaseException as e:
-        return "<error: " + type(e).__name__ + ">"
-def __grade_op(V, f, xs, full=False):
-    vs = [V(x) for x in xs]
-    out = f(*vs)
-    if full:
-        out.backward()
-    else:
-        out.grad = 0.7
-        out._backward()
-    return __torch.tensor([float(v.grad) for v in vs], dtype=__torch.float64)
-def __grade_quiet():
-    return __cl.redirect_stdout(__io.StringIO())
-__torch.save(__grade_values, __GRADE_OUT)
-'''
+PRELUDE = """
+import checks.recorder as __gr
+__grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __gr.draw, __gr.seed()
+__grade_values_of, __grade_quiet = __gr.values_of, __gr.quiet
+"""
+WATCH = "__gr.watch_autograd()"  # in a learner's run only: the reference run's calls are the instructor's
 
-WIPE = '''
-for __v in list(globals().values()):
-    if isinstance(__v, __torch.Tensor) and __v.requires_grad and (__v.is_leaf or __v.retains_grad):
-        __v.grad = None
-'''
+
+@dataclass
+class Plan:
+    """A grading notebook and what its code cells are for (by position among the code cells)."""
+
+    nb: nbformat.NotebookNode
+    concerns: list[str]  # per cell: the checks of a learner's cell, "grader", or "" (the instructor's)
+    records: dict[int, list[str]] = field(default_factory=dict)  # a grader cell -> the checks it records
+    states: dict[int, int] = field(default_factory=dict)  # reference run: a cell -> the answer cell it precedes
+    learner: dict[int, list[str]] = field(default_factory=dict)  # a cell running learner code -> its checks
 
 
 def record_cell(cell: AnswerCell, facts: bool = False) -> str:
-    """The grader cell after an answer cell: record the learner's values, then restore the reference.
+    """The grader cell after an answer cell: send the learner's values out of the kernel.
 
-    With ``facts`` (the reference run) it also records what the graph says about each checked tensor
-    (``checks.facts``), so that the grader's diagnosis reads what the notebook's ``cmp`` reads."""
+    With ``facts`` (the reference run) it also sends what the graph says about each checked
+    tensor (``checks.facts``), so that the grader's diagnosis reads what the notebook's ``cmp``
+    reads."""
     if cell.probe:
         grab = (f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
                 f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}")
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
-    record = f"__grade_record({{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}})\n"
+    values = f"{{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}}"
     by_check = _facts_expression(cell) if facts else None  # {check id: facts}, in the kernel
     if by_check:
-        record += ("import checks.facts as __cf\n"
-                   f"__grade_values.update({{{FACTS!r} + c: f for c, f in ({by_check}).items()}})\n"
-                   "__torch.save(__grade_values, __GRADE_OUT)\n")
-    return f"{grab}\n{record}" + _restore(cell)
+        return f"{grab}\nimport checks.facts as __cf\n__gr.record({values}, facts={by_check})"
+    return f"{grab}\n__gr.record({values})\n__gr.check_grads(globals())"
 
 
 def _facts_expression(cell: AnswerCell) -> str | None:
@@ -205,49 +177,82 @@ def _facts_expression(cell: AnswerCell) -> str | None:
     return f"__cf.collect({wanted!r}, globals())" if wanted and not cell.probe else None
 
 
-def _restore(ans: AnswerCell) -> str:
-    """Grader code that runs the instructor's cell, quietly, so later answers get a correct upstream."""
-    return f"with __grade_quiet():\n    exec(compile({ans.solution!r}, 'solution', 'exec'), globals())"
-
-
 def _wipes_after(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and ".backward(" in cell.source
 
 
-def assemble(ex: Exercise, learner: dict[int, str | None] | None) -> tuple[nbformat.NotebookNode, list[str]]:
-    """The grading notebook (learner=None: the reference run) and, per code cell, the checks it concerns."""
-    by_index = {a.index: a for a in ex.answers}
-    cells = [nbformat.v4.new_code_cell(PRELUDE.strip())]
-    concerns: list[str] = ["grader"]
+STATE, NAMES = "state::", "names::"  # the reference values' keys for the state before an answer cell
+
+
+def hand_ins(ex: Exercise, ref: dict) -> list[str]:
+    """For each answer cell of a learner's run, the grader cell before it: the instructor's state
+    at that point, less the names the answer cell must assign. Each cell carries only what the
+    kernel has not been given before (the kernel keeps the rest, ``checks.recorder``)."""
+    answers = sorted({n for a in ex.answers for n in a.names})
+    given: dict[str, object] = {}
+    cells = []
+    for k, ans in enumerate(ex.answers):
+        now = ref.get(STATE + str(k), {})
+        names = [n for n in ref.get(NAMES + str(k), []) if n not in ans.names]
+        delta = {n: now[n] for n in names if not _same(given.get(n, _UNSET), now[n])}
+        given.update(delta)
+        drop = [] if ans.probe else ans.names  # an answer left over from an earlier cell earns nothing here
+        cells.append(f"__gr.restore(globals(), {recorder.pack(delta)!r},\n"
+                     f"            {names!r}, {answers!r}, {drop!r})")
+    return cells
+
+
+_UNSET = object()
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and a.requires_grad == b.requires_grad and torch.equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+def assemble(ex: Exercise, learner: dict[int, str | None] | None, ref: dict | None = None) -> Plan:
+    """The grading notebook: with ``learner`` None the reference run of the instructor's notebook
+    (which also sends its state before each answer cell); else a learner's run, whose answer cells
+    come from ``learner`` and get the reference's state (``ref``) handed in before them. A learner's
+    run holds no solution code, and no expected value before its answer has been recorded."""
+    by_index = {a.index: k for k, a in enumerate(ex.answers)}
+    given = hand_ins(ex, ref or {}) if learner is not None else []
+    plan = Plan(nbformat.v4.new_notebook(), [])
+
+    def add(source: str, concern: str = "grader") -> int:
+        plan.nb.cells.append(nbformat.v4.new_code_cell(source))
+        plan.concerns.append(concern)
+        return len(plan.nb.cells) - 1
+
+    add(PRELUDE.strip() + ("\n" + WATCH if learner is not None else ""))
     for i, cell in enumerate(ex.cells):
         if cell.cell_type != "code":
             continue
-        ans = by_index.get(i)
-        if ans is None:
-            cells.append(nbformat.v4.new_code_cell(cell.source))
-            concerns.append("")
+        k = by_index.get(i)
+        if k is None:
+            add(cell.source, "")
             if _wipes_after(cell) and learner is not None:  # the reference run keeps its graph
-                cells.append(nbformat.v4.new_code_cell(WIPE.strip()))
-                concerns.append("grader")
+                add("__gr.wipe(globals())")
             continue
-        source = cell.source if learner is None else learner.get(i)
-        if source is not None:
-            if not ans.probe:  # an answer left over from an earlier exercise earns nothing here
-                cells.append(nbformat.v4.new_code_cell(f"for __n in {ans.names!r}:\n    globals().pop(__n, None)"))
-                concerns.append("grader")
-            cells.append(nbformat.v4.new_code_cell(source))
-            concerns.append(",".join(ans.checks))
-        record = record_cell(ans, facts=learner is None) if source is not None else _deleted_cell(ans)
-        cells.append(nbformat.v4.new_code_cell(record))
-        concerns.append("grader")
-    nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return nb, concerns
-
-
-def _deleted_cell(ans: AnswerCell) -> str:
-    values = {c: DELETED for c in ans.checks}
-    return f"__grade_record({values!r})\n" + _restore(ans)
+        ans = ex.answers[k]
+        checks = ans.checks
+        if learner is None:
+            plan.states[add("__gr.emit_state(globals())")] = k
+            add(cell.source, ",".join(checks))
+            plan.records[add(record_cell(ans, facts=True))] = checks
+            continue
+        source = learner.get(i)
+        add(given[k])
+        if source is None:
+            plan.records[add(f"__gr.record({ {c: DELETED for c in checks}!r})")] = checks
+            continue
+        plan.learner[add(source, ",".join(checks))] = checks
+        at = add(record_cell(ans))
+        plan.records[at] = checks
+        plan.learner[at] = checks  # a probe runs the learner's functions here
+    plan.nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return plan
 
 
 # ---------------------------------------------------------------- reading a submission
@@ -334,26 +339,47 @@ def _stop_all() -> None:
 
 @dataclass
 class Run:
-    values: dict[str, object]
+    values: dict[str, object]  # check id -> the recorded value (and FACTS + check id -> graph facts)
     cell_errors: dict[int, str]
     fault: str | None  # a problem with the whole run (timeout, crash before anything was recorded)
     seconds: float
+    states: dict[int, dict] = field(default_factory=dict)  # reference run: answer cell k -> the state before it
+    autograd: dict[int, list[str]] = field(default_factory=dict)  # a cell -> the autograd calls made while it ran
 
 
-def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -> Run:
-    """Run a grading notebook under pytest --nbval-lax in a child process with limits; read what it recorded."""
+def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Settings,
+                 hidden: list[Path] | None = None) -> Run:
+    """Run a grading notebook under pytest --nbval-lax in a child process with limits, its kernel
+    in the sandbox (``settings.sandbox``); keep what the grader's cells sent, cell by cell.
+
+    The notebook, the test runner's files and the records stay in ``workdir``, which the kernel
+    does not see; the kernel gets a scratch folder of its own, removed afterwards."""
+    if not isinstance(plan, Plan):
+        plan = Plan(plan, [""] * len(plan.cells))
     workdir.mkdir(parents=True, exist_ok=True)
-    nb_path, out, junit = workdir / "grading.ipynb", workdir / "values.pt", workdir / "junit.xml"
-    for p in (out, junit):
+    nb_path, records, junit = workdir / "grading.ipynb", workdir / "records.jsonl", workdir / "junit.xml"
+    for p in (records, junit):
         p.unlink(missing_ok=True)
-    nbformat.write(nb, nb_path)
+    nbformat.write(plan.nb, nb_path)
     (workdir / "pytest.ini").write_text("[pytest]\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "GRADE_"))}
-    env.update(GRADE_OUT=str(out), WORKBOOK_SEED=str(settings.seed), WORKBOOK_BATCH=str(settings.batch),
-               WORKBOOK_STEPS=str(settings.steps), MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
-    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", f"--nbval-cell-timeout={settings.cell_timeout}",
-           "-p", "no:cacheprovider", "-q", "--tb=no", f"--junitxml={junit}", "-c", str(workdir / "pytest.ini"),
-           "--rootdir", str(workdir), str(nb_path)]
+    private = Path(tempfile.mkdtemp(prefix="wb-"))  # short: Unix socket paths are limited to ~100 bytes
+    scratch, runtime = private / "s", private / "r"
+    scratch.mkdir()
+    runtime.mkdir()
+    kenv = sandbox.kernel_env(scratch, {"WORKBOOK_SEED": str(settings.seed), "WORKBOOK_BATCH": str(settings.batch),
+                                        "WORKBOOK_STEPS": str(settings.steps)})
+    boxed = isolation(settings.sandbox) == "bwrap"
+    if boxed:
+        sandbox.write_kernelspec(workdir, sandbox.argv(scratch, runtime, kenv, hidden or []))
+    else:
+        sandbox.write_kernelspec(workdir, sandbox.plain_argv(scratch), kenv)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "GRADE_", "JUPYTER", "WORKBOOK"))}
+    env.update(JUPYTER_PATH=str(workdir), JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_DATA_DIR=str(workdir / "data"),
+               JUPYTER_CONFIG_DIR=str(workdir / "config"), PYTHONDONTWRITEBYTECODE="1")
+    cmd = [sys.executable, "-m", "pytest", "-p", "checks.nbrecord", f"--grade-records={records}",
+           *(["--grade-ipc"] if boxed else []), "--nbval-lax", f"--nbval-kernel-name={sandbox.KERNEL_NAME}",
+           f"--nbval-cell-timeout={settings.cell_timeout}", "-p", "no:cacheprovider", "-q", "--tb=no",
+           f"--junitxml={junit}", "-c", str(workdir / "pytest.ini"), "--rootdir", str(workdir), str(nb_path)]
     limit = settings.memory_mb * 2**20
 
     def limits() -> None:  # in the child: its own process group, and a cap on memory for it and the kernel
@@ -362,26 +388,53 @@ def run_notebook(nb: nbformat.NotebookNode, workdir: Path, settings: Settings) -
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     started, fault = time.monotonic(), None
-    with open(workdir / "pytest.log", "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits)
-        _RUNNING.add(proc.pid)
-        try:
-            fault = _watch(proc, started + settings.notebook_timeout, settings.notebook_timeout)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            _RUNNING.discard(proc.pid)
-    values: dict[str, object] = {}
-    if out.exists():
-        try:
-            values = torch.load(out, weights_only=True)
-        except Exception as exc:
-            fault = fault or f"the recorded answers could not be read ({type(exc).__name__})"
-    errors = _cell_errors(junit)
-    if fault is None and not junit.exists():
-        fault = "the notebook did not run to the end (the kernel or the test runner died)"
-    return Run(values, errors, fault, time.monotonic() - started)
+    try:
+        with open(workdir / "pytest.log", "wb") as log:
+            proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    preexec_fn=limits)
+            _RUNNING.add(proc.pid)
+            try:
+                fault = _watch(proc, started + settings.notebook_timeout, settings.notebook_timeout)
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                _RUNNING.discard(proc.pid)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    run = Run({}, _cell_errors(junit), fault, 0.0)
+    try:
+        _read_records(records, plan, run)
+    except Exception as exc:  # a record the grader cannot read: nothing of it is kept
+        run.fault = run.fault or f"the recorded answers could not be read ({type(exc).__name__})"
+    if run.fault is None and not junit.exists():
+        run.fault = "the notebook did not run to the end (the kernel or the test runner died)"
+    run.seconds = time.monotonic() - started
+    return run
+
+
+def _read_records(path: Path, plan: Plan, run: Run) -> None:
+    """What the grader's cells sent, kept by the grader's rule: a cell's values count only for the
+    checks that cell records, once; autograd calls count for the learner's cells."""
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        cell = entry["cell"]
+        for msg in entry["messages"]:
+            kind = msg.get("kind")
+            if kind == "autograd" and cell in plan.learner:
+                run.autograd.setdefault(cell, []).append(str(msg.get("call"))[:200])
+            elif kind == "values" and cell in plan.records:
+                values = recorder.unpack(msg["data"])
+                facts = recorder.unpack(msg["facts"]) if msg.get("facts") else {}
+                for check in plan.records[cell]:
+                    if check in values and check not in run.values:
+                        run.values[check] = values[check]
+                    if isinstance(facts, dict) and check in facts:
+                        run.values[FACTS + check] = facts[check]
+            elif kind == "state" and cell in plan.states and plan.states[cell] not in run.states:
+                run.states[plan.states[cell]] = recorder.unpack(msg["data"])
 
 
 KERNEL_GONE_GRACE = 10.0  # seconds the test runner may outlive its kernel when a run ends normally
@@ -422,7 +475,7 @@ def _kernel_alive(parent: int) -> bool | None:
         try:
             stat = (entry / "stat").read_text()
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == parent and b"ipykernel" in (entry / "cmdline").read_bytes():
+            if ppid == parent and b".json" in (entry / "cmdline").read_bytes():  # -f CONNECTION_FILE.json
                 return True
         except (OSError, ValueError, IndexError):
             continue
@@ -476,6 +529,7 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
             cell_of.setdefault(check, i)
     fatal = min((i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None)
     answers = {n for a in ex.answers for n in a.names}
+    point = {c: k for k, a in enumerate(ex.answers) for c in a.checks}
     for check in ex.checks:
         var = check.split("/", 1)[1].split("#")[0]
         e, y = ref.get(check), run.values.get(check)
@@ -501,11 +555,32 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         elif isinstance(y, str) and y != MISSING:
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
+            why = (reviews or {}).get(check) or handed_back(y, e, ref, point[check])
             res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
-                            (sources or {}).get(check), cell_error, ref.get(FACTS + check),
-                            answers, (reviews or {}).get(check))
-            rows.append({"check": check, **res.row()})
+                            (sources or {}).get(check), cell_error, ref.get(FACTS + check), answers, why)
+            rows.append(_review_row(check, why, res) if why and res.ok else {"check": check, **res.row()})
     return rows
+
+
+def handed_back(y: object, e: torch.Tensor, ref: dict, k: int) -> str | None:
+    """Why an answer is the very tensor the grader handed the notebook before answer cell ``k``
+    (kept from an earlier cell, where the expected value differs from it bit for bit); else None."""
+    if not isinstance(y, torch.Tensor) or y.numel() < 16:
+        return None
+    for j in range(k + 1):
+        for name, t in ref.get(STATE + str(j), {}).items():
+            if (isinstance(t, torch.Tensor) and t.shape == y.shape and t.dtype == y.dtype
+                    and torch.equal(t.detach(), y) and not (t.shape == e.shape and torch.equal(t.detach(), e))):
+                return (f"the answer is, bit for bit, the `{name}` the grader handed the notebook before this "
+                        "cell: compute it in this cell")
+    return None
+
+
+def _review_row(check: str, why: str, res: Result) -> dict:
+    """A row not credited until an instructor has looked: why, and what the comparison said."""
+    said = "the value matches" if res.ok else f"the value does not match ({res.mistake or 'wrong'})"
+    return {**_row(check, False, "review", f"{why}: not credited until an instructor has looked at it"),
+            "note": said}
 
 
 def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settings,
@@ -530,8 +605,8 @@ def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settin
         ctx = with_source(ctx, code, var, answers) if not value else ctx
         yt, notes = answer(name, y, expected, label=var)
         ctx.notes = notes + ctx.notes
-        if review:  # shown with a pass too: a point that autograd may have earned is looked at
-            ctx.notes.append(Note("review", review))
+        if review:  # a pass becomes a row for review (``_review_row``); a fail says it in the note
+            ctx.fail_notes.append(Note("review", review))
         if cell_error:
             ctx.fail_notes.append(Note("cell-error", f"the cell also raised: {cell_error}"))
         return judge(name, yt, expected, ctx)
@@ -566,11 +641,12 @@ class Grader:
         self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
+        self.hidden = [solutions, out, self.cache]  # kept out of a sandbox even inside what it may read
 
     def cache_of(self, ex: Exercise) -> Path:
         """The file that keeps ``ex``'s reference values for these settings."""
         s = self.settings
-        key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/facts").encode()).hexdigest()[:16]
+        key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed").encode()).hexdigest()[:16]
         return self.cache / f"{ex.path.stem}-{key}.pt"
 
     def reference(self, ex: Exercise) -> dict:
@@ -579,15 +655,21 @@ class Grader:
             if cache.exists():
                 self._refs[ex.name] = torch.load(cache, weights_only=True)
             else:
-                nb, _ = assemble(ex, None)
-                run = run_notebook(nb, self.out / ".work" / f"reference-{ex.path.stem}", self.settings)
+                # the instructor's own notebook: it needs no sandbox
+                run = run_notebook(assemble(ex, None), self.out / ".work" / f"reference-{ex.path.stem}",
+                                   dataclasses.replace(self.settings, sandbox="none"))
                 missing = [c for c in ex.checks if c not in run.values]
-                if missing:
+                if missing or len(run.states) < len(ex.answers):
                     raise RuntimeError(f"the reference run of {ex.name} recorded no value for {missing[:3]}: "
                                        f"{run.fault or run.cell_errors}")
+                values, last = dict(run.values), {}
+                for k, st in sorted(run.states.items()):  # a tensor unchanged since the last point is kept once
+                    st = {n: last[n] if _same(last.get(n, _UNSET), v) else v for n, v in st.items()}
+                    values[STATE + str(k)], values[NAMES + str(k)] = st, list(st)
+                    last.update(st)
                 cache.parent.mkdir(parents=True, exist_ok=True)
-                torch.save(run.values, cache)
-                self._refs[ex.name] = run.values
+                torch.save(values, cache)
+                self._refs[ex.name] = values
         return self._refs[ex.name]
 
     def grade_notebook(self, submission: str, path: Path) -> list[dict]:
@@ -601,16 +683,34 @@ class Grader:
             learner = learner_cells(ex, path)
         except Unreadable as why:
             return [{**base, **_row(c, False, "", str(why))} for c in ex.checks]
-        nb, concerns = assemble(ex, learner)
+        ref = self.reference(ex)
+        plan = assemble(ex, learner, ref)
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
-        run = run_notebook(nb, work, self.settings)
+        run = run_notebook(plan, work, self.settings, self.hidden)
         sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
         reviews = {c: why for a in ex.answers if (why := autograd_review(learner.get(a.index), a.template))
                    for c in a.checks}
-        rows = [{**base, **r} for r in judge_values(ex, self.reference(ex), run, concerns, self.settings, sources,
+        for cell, calls in run.autograd.items():  # seen at run time, where the handed-out cell runs none
+            for a in ex.answers:
+                if set(plan.learner[cell]) & set(a.checks) and not autograd_uses(a.template):
+                    why = f"the cell ran autograd ({', '.join(dict.fromkeys(calls))})"
+                    reviews.update({c: reviews.get(c, why) for c in a.checks})
+        rows = [{**base, **r} for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources,
                                                      reviews)]
         shutil.rmtree(work, ignore_errors=True)
         return rows
+
+
+def isolation(wanted: str) -> str:
+    """The sandbox a run uses: ``bwrap`` where asked for or, with ``auto``, where it works here."""
+    if wanted == "none":
+        return "none"
+    if sandbox.bwrap():
+        return "bwrap"
+    if wanted == "bwrap":
+        raise RuntimeError("--sandbox bwrap: bubblewrap is not installed or cannot make a sandbox here "
+                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+    return "none"
 
 
 def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
@@ -628,6 +728,9 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = RO
     out = out.resolve()  # the grading runs in other working folders: relative paths would break
     paths = [p.resolve() for p in paths]
     out.mkdir(parents=True, exist_ok=True)
+    settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
+    if settings.sandbox == "none":
+        progress("no sandbox: learner code runs as you and can read what you can (see the README)")
     grader = Grader(out, settings, solutions.resolve(), cache)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
@@ -848,6 +951,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout)
     p.add_argument("--memory-mb", type=int, default=d.memory_mb)
     p.add_argument("--jobs", type=int, default=d.jobs)
+    p.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto",
+                   help="where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works (default)")
     p.add_argument("--strict-shapes", action="store_true",
                    help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)")
     a = p.parse_args(argv)
@@ -858,7 +963,7 @@ def main(argv: list[str] | None = None) -> int:
     # numbers that ship with the code could be answered with literals: draw them (or take the instructor's)
     seed, batch = draw_numbers(self_check_cache().parent if a.self_check else a.out, a.seed, a.batch)
     settings = Settings(seed, batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs,
-                        a.strict_shapes)
+                        a.strict_shapes, a.sandbox)
     if a.self_check:
         return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
     try:

@@ -249,7 +249,7 @@ def test_going_back_after_later_sections():
     code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     (twice,) = [i for i, s in code.items() if "cmp('a (used twice)'" in s]
     (quiz,) = [i for i, s in code.items() if "cmp('a (a*a)'" in s]
-    assert code[twice - 1].startswith("a, b = 3.0, -2.0")  # the section's first code cell
+    assert code[twice - 1].startswith("a, b = drawn(3.0, -2.0)")  # the section's first code cell
     up_to_quiz = read("solutions")
     up_to_quiz.cells = up_to_quiz.cells[: quiz + 1]
     (shown,) = run_then_rerun(up_to_quiz, {twice: code[twice]})

@@ -1,0 +1,62 @@
+"""A pytest plugin for the grader's nbval runs (``-p checks.nbrecord``), in the test runner,
+outside the kernel: it keeps, cell by cell, the messages the grader's cells send
+(``checks.recorder.MIME``) in a file the kernel cannot reach (``--grade-records FILE``), and with
+``--grade-ipc`` it talks to the kernel over Unix sockets (a sandboxed kernel has no network).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pytest
+from jupyter_client.manager import KernelManager
+from jupyter_core.paths import jupyter_runtime_dir
+from traitlets import CaselessStrEnum
+
+from checks.recorder import MIME
+
+MAX_CELL_BYTES = 256 * 2**20  # what one cell may send; more is dropped (and so not recorded)
+
+
+class IpcKernelManager(KernelManager):
+    """A kernel manager whose connection goes through Unix sockets in the runtime folder."""
+
+    transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        base = os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}")  # the folder the sandbox shares
+        self.connection_file, self.ip = base + ".json", base + "-ipc"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--grade-records", default=None, help="file for the messages of the grader's cells")
+    parser.addoption("--grade-ipc", action="store_true", help="connect to the kernel over Unix sockets")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--grade-ipc"):
+        import nbval.kernel
+
+        nbval.kernel.KernelManager = IpcKernelManager
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    yield
+    path = item.config.getoption("--grade-records")
+    if call.when != "call" or not path or not hasattr(item, "cell_num"):
+        return
+    messages, size = [], 0
+    for out in getattr(item, "test_outputs", None) or []:
+        data = out.get("data", {}) if out.get("output_type") in ("display_data", "execute_result") else {}
+        if isinstance(data.get(MIME), dict):
+            text = json.dumps(data[MIME])
+            size += len(text)
+            if size > MAX_CELL_BYTES:
+                break
+            messages.append(data[MIME])
+    with open(path, "a") as f:
+        f.write(json.dumps({"cell": item.cell_num, "messages": messages}) + "\n")

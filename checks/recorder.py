@@ -1,0 +1,192 @@
+"""The grader's side of a grading kernel: what its cells call, imported once by the first cell.
+
+Answers leave the kernel as cell output (a display message of the type ``MIME``) as soon as their
+cell has run: the test runner outside the kernel reads each cell's output as it comes and keeps
+the messages of the cells the grader wrote for that purpose. Nothing written here decides a
+grade: a learner's code that changes this module can only change what its own answers look like.
+
+Before each answer cell the grader hands in the state the instructor's notebook had at that
+point (the answers before it, and the tensors and numbers the notebook computed), so that every
+answer is judged given correct upstream values, whatever earlier cells did to them.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import gc
+import io
+import os
+import random
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+MIME = "application/vnd.backprop-workbook.record+json"
+STATE_LIMIT = 2**16  # elements: larger tensors (a whole data set) are left as the notebook made them
+_ORIGINAL: dict[str, Callable] = {}
+_STATE: dict[str, Any] = {}  # the instructor's state as handed in so far (this kernel's copy)
+
+
+def emit(kind: str, **content: Any) -> None:
+    """Send one message to the grader, as the output of the running cell."""
+    from IPython.display import publish_display_data
+
+    publish_display_data({MIME: {"kind": kind, **content}}, metadata={})
+
+
+def pack(obj: Any) -> str:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def unpack(text: str) -> Any:
+    return torch.load(io.BytesIO(base64.b64decode(text)), weights_only=True)
+
+
+def as_value(value: Any) -> Any:
+    """An answer as the grader keeps it: a CPU tensor, or a marker string for what is not one."""
+    if value is Ellipsis or value is None:
+        return "<...>"
+    if isinstance(value, str) and value.startswith("<"):
+        return value
+    if isinstance(value, torch.Tensor):
+        value = value.detach().to("cpu").clone().contiguous()
+        return value.to_dense() if value.is_sparse else value
+    try:
+        return torch.as_tensor(value, dtype=torch.float64)
+    except Exception:
+        return "<" + type(value).__name__ + ">"
+
+
+def record(values: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
+    """Send the answers of a cell (check id -> value), with the reference run's graph facts."""
+    emit("values", data=pack({c: as_value(v) for c, v in values.items()}), facts=pack(facts or {}))
+
+
+def values_of(names: list[str], scope: dict) -> dict[str, Any]:
+    return {n: scope.get(n, "<deleted>") for n in names}
+
+
+def attempt(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except BaseException as e:
+        return "<error: " + type(e).__name__ + ">"
+
+
+def op(V: type, f: Callable, xs: tuple[float, ...], full: bool = False) -> torch.Tensor:
+    """The gradients a ``Value`` class gives the inputs of ``f``: after ``backward()`` (``full``),
+    else after the output's own ``_backward`` with 0.7 arriving from above."""
+    vs = [V(x) for x in xs]
+    out = f(*vs)
+    if full:
+        out.backward()
+    else:
+        out.grad = 0.7
+        out._backward()
+    return torch.tensor([float(v.grad) for v in vs], dtype=torch.float64)
+
+
+def seed() -> int:
+    return int(os.environ.get("WORKBOOK_SEED", "0"))
+
+
+def draw(xs: tuple[float, ...]) -> tuple[float, ...]:
+    """Inputs for a probe, drawn from the run's seed: each number scaled by a factor in
+    [0.6, 1.4] (signs and domains kept), the same in the reference run and the learner's."""
+    rng = random.Random(f"{seed()}/{xs}")
+    return tuple(round(x * rng.uniform(0.6, 1.4), 3) for x in xs)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+def watch_autograd() -> None:
+    """Report every call of autograd (``backward``, ``torch.autograd.grad``) to the grader; the
+    grader counts those made while an answer cell runs."""
+    def wrap(owner: Any, name: str, label: str) -> None:
+        original = _ORIGINAL.setdefault(label, getattr(owner, name))
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1).f_globals.get("__name__", "")
+            if caller.split(".")[0] not in ("torch", "checks"):  # the notebook's own code called it
+                emit("autograd", call=label)
+            return original(*args, **kwargs)
+
+        setattr(owner, name, watched)
+
+    wrap(torch.Tensor, "backward", "backward()")
+    wrap(torch.autograd, "backward", "torch.autograd.backward")
+    wrap(torch.autograd, "grad", "torch.autograd.grad")
+
+
+def _with_grad() -> list[torch.Tensor]:
+    """Every tensor of the kernel that holds a gradient (in a list, a dict or an object too)."""
+    with warnings.catch_warnings():  # some module attributes warn when touched
+        warnings.simplefilter("ignore")
+        return [t for t in gc.get_objects()
+                if isinstance(t, torch.Tensor) and (t.is_leaf or t.retains_grad) and t.grad is not None]
+
+
+def wipe(scope: dict | None = None) -> None:
+    """Forget autograd's gradients, so that an answer cell finds none to copy."""
+    for t in _with_grad():
+        t.grad = None
+
+
+def check_grads(scope: dict) -> None:
+    """After an answer cell: tell the grader if autograd filled in gradients since the wipe."""
+    if _with_grad():
+        held = {id(t) for t in _with_grad()}
+        names = sorted(n for n, v in list(scope.items()) if id(v) in held and not n.startswith("_"))
+        emit("autograd", call="gradients in " + (", ".join(f"`{n}.grad`" for n in names[:3]) or "tensors"))
+
+
+def state(scope: dict) -> dict[str, Any]:
+    """The notebook's numbers and tensors (not too large), detached copies, by name."""
+    out: dict[str, Any] = {}
+    for n, v in list(scope.items()):
+        if n.startswith("_") or isinstance(v, bool):
+            continue
+        if isinstance(v, torch.Tensor) and v.numel() <= STATE_LIMIT and v.layout == torch.strided:
+            t = v.detach().to("cpu").clone()
+            out[n] = t.requires_grad_() if v.requires_grad and v.is_leaf and t.is_floating_point() else t
+        elif type(v) in (int, float):
+            out[n] = v
+    return out
+
+
+def emit_state(scope: dict) -> None:
+    """In the reference run: send the state before an answer cell."""
+    emit("state", data=pack(state(scope)))
+
+
+def restore(scope: dict, delta: str, names: list[str], answers: list[str], drop: list[str]) -> None:
+    """Give ``scope`` the instructor's state: ``delta`` (packed) holds what changed since the last
+    hand-in, ``names`` every name of the state. Answers are bound afresh; a tensor the notebook
+    made is put back in place (so that lists and views that hold it see it) when it differs."""
+    _STATE.update(unpack(delta))
+    for n in names:
+        want = _STATE.get(n)
+        have = scope.get(n)
+        if isinstance(want, torch.Tensor):
+            if (n not in answers and isinstance(have, torch.Tensor) and have.shape == want.shape
+                    and have.dtype == want.dtype and have.device == want.device):
+                if not torch.equal(have.detach(), want.detach()):
+                    have.data.copy_(want.detach())
+            else:
+                fresh = want.detach().clone()
+                scope[n] = fresh.requires_grad_() if want.requires_grad else fresh
+        elif want is not None:
+            scope[n] = want
+    for n in drop:  # the names the next cell must assign: a leftover earns nothing
+        scope.pop(n, None)
+    wipe(scope)

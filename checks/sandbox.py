@@ -1,0 +1,128 @@
+"""Where a learner's kernel runs when the grader runs it: an OS sandbox (bubblewrap) on Linux.
+
+Inside the sandbox the kernel sees the system's programs and libraries, Python and the ``checks``
+package and the data folder, all read-only; a scratch folder of its own (its working folder and
+home, the only place it can write, with a private ``/tmp``); the runtime folder that holds its
+connection file and sockets. It has no network (a network namespace of its own: the grader talks
+to it over Unix sockets) and a process namespace of its own: every process it starts, detached or
+not, is killed when the kernel ends. It does not see the solutions, the reference values, the
+grading notebook, other submissions, the out folder or the user's home.
+
+Without bubblewrap (macOS, Windows, a Linux without user namespaces) the kernel runs as the
+grading user, with only the grader's limits: it can read what that user can read.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import checks
+
+KERNEL_NAME = "workbook-sandbox"
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+PASSED_ON = ("LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TZ")  # harmless, and what makes runs alike
+
+
+@functools.cache
+def bwrap() -> str | None:
+    """The bubblewrap program, when it is installed and can make a sandbox here; else None."""
+    exe = shutil.which("bwrap")
+    if exe is None or sys.platform != "linux":
+        return None
+    probe = [exe, "--unshare-all", "--die-with-parent", *_system_binds(), "--proc", "/proc",
+             "--dev", "/dev", "--", "/bin/true" if Path("/bin/true").exists() else "/usr/bin/true"]
+    try:
+        return exe if subprocess.run(probe, capture_output=True, timeout=30).returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _system_binds() -> list[str]:
+    args = []
+    for p in SYSTEM:
+        if os.path.islink(p):
+            args += ["--symlink", os.readlink(p), p]
+        elif os.path.isdir(p):
+            args += ["--ro-bind", p, p]
+    return args
+
+
+def readable() -> list[Path]:
+    """What the kernel may read besides the system: Python, the ``checks`` package, the data."""
+    from checks.data import _data_dir
+
+    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+             Path(checks.__file__).resolve().parent, _data_dir().resolve()}
+    return sorted(p for p in paths if p.exists())
+
+
+def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) -> list[str]:
+    """The command that starts a kernel in the sandbox (``{connection_file}`` left for Jupyter).
+
+    ``hidden`` are folders and files that must stay out of sight even where they lie inside a
+    readable folder (the solutions inside an installed package, say)."""
+    exe = bwrap()
+    if exe is None:
+        raise RuntimeError("bubblewrap (bwrap) is not installed or cannot make a sandbox here")
+    args = [exe, "--unshare-all", "--die-with-parent", "--new-session", *_system_binds()]
+    for p in readable():
+        args += ["--ro-bind", str(p), str(p)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+             "--bind", str(scratch), str(scratch), "--bind", str(runtime), str(runtime)]
+    for p in hidden:
+        p = p.resolve()
+        if any(p == r or r in p.parents for r in readable()):
+            args += ["--tmpfs", str(p)] if p.is_dir() else ["--ro-bind", "/dev/null", str(p)]
+    args += ["--chdir", str(scratch), "--clearenv"]
+    for k, v in sorted(env.items()):
+        args += ["--setenv", k, v]
+    return [*args, "--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+
+
+def kernel_env(scratch: Path, extra: dict[str, str]) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the grader's but a few harmless settings."""
+    from checks.data import _data_dir
+
+    env = {k: os.environ[k] for k in PASSED_ON if k in os.environ}
+    env.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+               HOME=str(scratch), TMPDIR="/tmp", MPLCONFIGDIR=str(scratch / ".matplotlib"),
+               IPYTHONDIR=str(scratch / ".ipython"), WORKBOOK_DATA_DIR=str(_data_dir()),
+               PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    env.update(extra)
+    return env
+
+
+def write_kernelspec(folder: Path, command: list[str], env: dict[str, str] | None = None) -> str:
+    """A kernelspec in ``folder/kernels`` (put ``folder`` on ``JUPYTER_PATH``); its name."""
+    spec = folder / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": command, "display_name": "Python 3 (grading)", "language": "python",
+        "interrupt_mode": "message", "env": env or {},
+    }))
+    return KERNEL_NAME
+
+
+def plain_argv(scratch: Path) -> list[str]:
+    """The command without a sandbox: the same kernel, started in the scratch folder."""
+    return [sys.executable, "-m", "checks.sandbox", "--chdir", str(scratch), "--", "-f", "{connection_file}"]
+
+
+def _main(args: list[str]) -> None:
+    """``python -m checks.sandbox --chdir DIR -- ARGS``: start a kernel in DIR (no sandbox)."""
+    os.chdir(args[args.index("--chdir") + 1])
+    rest = args[args.index("--") + 1:]
+    sys.argv = ["ipykernel_launcher", *rest]
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance()
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
