@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from checks.grade import Settings, grade, main
+from checks.sandbox import bwrap
 from checks.student import ROOT
 from tests.test_notebooks import ANSWERS, fill
 
@@ -332,13 +333,15 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
     assert not list((mine / ".done").glob("*.json"))  # nothing cut short is recorded as graded
 
 
-def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path):
+@pytest.mark.parametrize("box", ["none", pytest.param("bwrap", marks=pytest.mark.skipif(
+    not bwrap(), reason="bubblewrap cannot make a sandbox here"))])
+def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path, box):
     from checks.grade import KERNEL_DIED, run_notebook
 
     cells = ["x = 1", "import os\nos._exit(1)", "y = 2"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000))
+    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000, sandbox=box))
     assert run.fault == KERNEL_DIED  # the cell timeout (50 min) did not have to run out
 
 

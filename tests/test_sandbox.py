@@ -1,0 +1,97 @@
+"""The grader's sandbox (checks/sandbox.py), seen from a kernel inside it: what it can read, write
+and reach, and that nothing it starts outlives it."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from checks.grade import Settings, run_notebook
+from checks.sandbox import bwrap
+from checks.sandbox import readable as sandbox_readable
+from checks.student import ROOT
+
+pytestmark = pytest.mark.skipif(not bwrap(), reason="bubblewrap cannot make a sandbox here")
+
+
+def said(cells: list[str], tmp_path: Path) -> dict[int, str]:
+    """Run ``cells`` in the sandbox; each cell reports by raising RuntimeError(text)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap"))
+    return {i: e.removeprefix("RuntimeError: ") for i, e in run.cell_errors.items()}
+
+
+def attempt(code: str) -> str:
+    """A cell that runs ``code`` and reports 'done' or the exception's type."""
+    body = "\n".join("    " + line for line in code.split("\n"))
+    return f"try:\n{body}\n    r = 'done'\nexcept Exception as e:\n    r = type(e).__name__\nraise RuntimeError(r)"
+
+
+def test_it_sees_checks_and_data_but_not_the_solutions_or_home(tmp_path):
+    home = Path.home()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the answers")
+    out = said([
+        "import os\nraise RuntimeError(str(sorted(os.listdir(" + repr(str(ROOT)) + "))))",
+        attempt(f"open({str(ROOT / 'solutions' / '03-makemore-backprop.ipynb')!r}).read()"),
+        attempt(f"open({str(secret)!r}).read()"),
+        f"raise RuntimeError(str(sorted(os.listdir({str(home)!r})) if os.path.isdir({str(home)!r}) else []))",
+        attempt("import checks, torch\nchecks.load_names()"),
+        "raise RuntimeError(os.getcwd() + ' ' + os.environ['HOME'])",
+    ], tmp_path)
+    assert out[0] == "['checks', 'data']"
+    assert out[1] == "FileNotFoundError" and out[2] == "FileNotFoundError"
+    readable = [str(p) for p in sandbox_readable()]
+    listed = eval(out[3])  # the home shows at most the folders that lead to Python
+    assert all(any(r.startswith(str(home / name)) for r in readable) for name in listed), listed
+    assert out[4] == "done"
+    cwd, home_inside = out[5].split()
+    assert cwd == home_inside and cwd.startswith("/tmp/wb-")  # a scratch folder of its own
+
+
+def test_it_writes_only_its_scratch_folder_and_has_no_network(tmp_path):
+    target = ROOT / "checks" / f"pwned-{uuid.uuid4().hex}.txt"
+    mine = tmp_path / "outside.txt"
+    out = said([
+        attempt(f"open({str(target)!r}, 'w').write('x')"),
+        attempt(f"open({str(mine)!r}, 'w').write('x')"),
+        attempt("open('mine.txt', 'w').write('x')\nopen('/tmp/mine.txt', 'w').write('x')"),
+        attempt("import socket\nsocket.create_connection(('pypi.org', 443), timeout=5)"),
+        attempt("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=5)"),
+    ], tmp_path)
+    assert out[0] == "OSError" and not target.exists()  # read-only
+    assert out[1] in ("FileNotFoundError", "OSError") and not mine.exists()
+    assert out[2] == "done"
+    assert out[3] in ("gaierror", "OSError") and out[4] == "OSError"  # no name service, no route
+
+
+def test_no_process_it_starts_outlives_it(tmp_path):
+    marker = f"sandbox-marker-{uuid.uuid4().hex}"
+    spawn = (
+        "import subprocess, sys\n"
+        f"code = 'import time\\nwhile True: time.sleep(0.2)  # {marker}'\n"
+        "subprocess.Popen([sys.executable, '-c', code], start_new_session=True,\n"
+        "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "if os.fork() == 0:  # a double-forked daemon as well\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        os.execv(sys.executable, [sys.executable, '-c', code])\n"
+        "    os._exit(0)\n"
+    )
+    out = said(["import os\n" + attempt(spawn)], tmp_path)
+    assert out[0] == "done"
+    time.sleep(1)
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                alive.append(entry.name)
+        except OSError:
+            continue
+    assert not alive, f"still running: {alive}"
+    assert os.getpid()  # the test process itself is untouched
