@@ -48,7 +48,7 @@ from checks import recorder, sandbox
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
-from checks.source import autograd_uses
+from checks.source import autograd_uses, numbers_written, reaches_around
 from checks.student import ROOT, answer_names, stub_source
 from checks.verdict import Note, Result
 
@@ -629,15 +629,38 @@ def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settin
     return guarded(name, var, check)
 
 
-def autograd_review(code: str | None, template: str) -> str | None:
-    """Why a learner's answer cell needs a look: it runs or reads autograd where the handed-out
-    cell does not (``loss.backward()`` again, ``X.grad``, ``torch.autograd.grad``); else None."""
-    if not code:
-        return None
-    extra = [u for u in autograd_uses(code) if u not in autograd_uses(template)]
-    if not extra:
-        return None
-    return f"the cell uses autograd itself ({', '.join(f'`{u}`' for u in extra[:3])}): look at it by hand"
+PASTED = 16  # numbers written out in a cell beyond its template's: an answer pasted as numbers
+
+
+def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, str]:
+    """Why the checks of learner cells need a look, by check, read from the cells' source: a
+    cell that runs or reads autograd where the handed-out cell does not (``loss.backward()``
+    again, ``X.grad``, ``torch.autograd.grad``), that writes out an answer as numbers, or that
+    reaches around what the grader can read (``exec``, ``getattr``, ``checks.recorder``, a
+    ``!shell`` line): what such a cell changes lasts, so every later check is looked at too."""
+    reviews: dict[str, str] = {}
+    earlier = None
+    for a in ex.answers:
+        code = learner.get(a.index) or ""
+        uses = [u for u in autograd_uses(code) if u not in autograd_uses(a.template)]
+        around = [u for u in reaches_around(code) if u not in reaches_around(a.template) and u not in uses]
+        pasted = numbers_written(code) - numbers_written(a.template)
+        why = earlier
+        if around:
+            why = f"the cell reaches around what the grader can read ({_listed(around)})"
+        elif uses:
+            why = f"the cell uses autograd itself ({_listed(uses)}): look at it by hand"
+        elif pasted >= PASTED:
+            why = f"the cell writes out {pasted} numbers (an answer pasted as numbers?)"
+        if why:
+            reviews.update({c: why for c in a.checks})
+        if around and earlier is None:
+            earlier = f"an earlier cell reaches around what the grader can read ({_listed(around)})"
+    return reviews
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(f"`{u}`" for u in items[:3])
 
 
 def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
@@ -671,8 +694,8 @@ class Grader:
                 self._refs[ex.name] = torch.load(cache, weights_only=True)
             else:
                 # the instructor's own notebook: it needs no sandbox
-                run = run_notebook(assemble(ex, None), self.out / ".work" / f"reference-{ex.path.stem}",
-                                   dataclasses.replace(self.settings, sandbox="none"))
+                work = self.out / ".work" / f"reference-{ex.path.stem}"
+                run = run_notebook(assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none"))
                 missing = [c for c in ex.checks if c not in run.values]
                 if missing or len(run.states) < len(ex.answers):
                     raise RuntimeError(f"the reference run of {ex.name} recorded no value for {missing[:3]}: "
@@ -684,6 +707,7 @@ class Grader:
                     last.update(st)
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(values, cache)
+                shutil.rmtree(work, ignore_errors=True)  # its notebook holds the solutions
                 self._refs[ex.name] = values
         return self._refs[ex.name]
 
@@ -703,8 +727,7 @@ class Grader:
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
         run = run_notebook(plan, work, self.settings, self.hidden)
         sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
-        reviews = {c: why for a in ex.answers if (why := autograd_review(learner.get(a.index), a.template))
-                   for c in a.checks}
+        reviews = source_reviews(ex, learner)
         for cell, calls in run.autograd.items():  # seen at run time, where the handed-out cell runs none
             for a in ex.answers:
                 if set(plan.learner[cell]) & set(a.checks) and not autograd_uses(a.template):

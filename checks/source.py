@@ -632,3 +632,47 @@ def code_text(code: CodeType) -> str | None:
         return inspect.getsource(code)
     except (OSError, TypeError):
         return whole
+
+
+# Ways around what the grader can read in a cell: code run from strings, the kernel's own objects,
+# the grader's cells and module, autograd reached without its usual names, gradients by numbers.
+_AROUND_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
+                 "vars", "get_ipython", "importlib", "ctypes", "gc", "numgrad", "check_numeric",
+                 "functorch"}
+_AROUND_PARTS = ("__gr", "__grade", "recorder", "nbrecord", "autograd", "_execution_engine", "torch.func",
+                 "torch._C", "sys.modules")
+
+
+def reaches_around(source: str) -> list[str]:
+    """What in ``source`` runs code the grader cannot read, or reaches into the kernel, the grader
+    or autograd by other means than its usual calls (``exec``, ``getattr``, ``checks.recorder``,
+    ``torch.autograd``, ``numgrad``, a ``!shell`` line), as text, in order; ``[]`` when nothing
+    does. Source that does not parse counts as its first line."""
+    found = [line.strip()[:40] for line in source.splitlines() if line.lstrip().startswith(("!", "%"))
+             and not _TIMING.match(line.lstrip())]
+    cell = _parse(source)
+    if cell is None:
+        return found or [source.strip().split("\n")[0][:40]]
+    for node in ast.walk(cell.tree):
+        text = None
+        if isinstance(node, ast.Name) and node.id in _AROUND_NAMES:
+            text = node.id
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                                                   else [])
+            text = next((m for m in mods if m.split(".")[0] in _AROUND_NAMES
+                         or any(p in m for p in _AROUND_PARTS)), None)
+        elif isinstance(node, (ast.Attribute, ast.Name)):
+            whole = ast.unparse(node)
+            text = next((whole for p in _AROUND_PARTS if p in whole and whole.count(".") <= 3), None)
+        if text and not any(f.startswith(text) for f in found):  # `__gr.emit`, not `__gr` again
+            found.append(text)
+    return list(dict.fromkeys(found))
+
+
+def numbers_written(source: str) -> int:
+    """How many numbers ``source`` writes out as literals (an answer pasted as numbers has many)."""
+    cell = _parse(source)
+    if cell is None:
+        return 0
+    return sum(isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(cell.tree))
