@@ -638,9 +638,11 @@ def code_text(code: CodeType) -> str | None:
 # the grader's cells and module, autograd reached without its usual names, gradients by numbers.
 _AROUND_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
                  "vars", "get_ipython", "importlib", "ctypes", "gc", "numgrad", "check_numeric",
-                 "functorch"}
+                 "functorch", "__builtins__", "builtins", "subprocess", "multiprocessing", "threading",
+                 "pickle", "marshal", "runpy", "inspect"}
 _AROUND_PARTS = ("__gr", "__grade", "recorder", "nbrecord", "autograd", "_execution_engine", "torch.func",
-                 "torch._C", "sys.modules")
+                 "torch._C", "sys.modules", "os.system", "os.popen", "os.exec", "os.spawn", "os.fork",
+                 "__dict__", "__class__", "__subclasses__", "__globals__", "__code__", "__closure__")
 
 
 def reaches_around(source: str) -> list[str]:
