@@ -70,11 +70,11 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     exe = bwrap()
     if exe is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed or cannot make a sandbox here")
-    args = [exe, "--unshare-all", "--die-with-parent", "--new-session", *_system_binds()]
+    args = [exe, "--unshare-all", "--die-with-parent", "--new-session", *_system_binds(),
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # first: what follows may lie in /tmp
     for p in readable():
         args += ["--ro-bind", str(p), str(p)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--bind", str(scratch), str(scratch), "--bind", str(runtime), str(runtime)]
+    args += ["--bind", str(scratch), str(scratch), "--bind", str(runtime), str(runtime)]
     for p in hidden:
         p = p.resolve()
         if any(p == r or r in p.parents for r in readable()):
