@@ -18,6 +18,7 @@ from checks.data import (
     vocab,
 )
 from checks.diagnose import MISTAKES
+from checks.hints import hint
 from checks.inputs import drawn
 from checks.numeric import check_numeric, numgrad
 from checks.placeholders import NotWritten, install_hook, require
@@ -41,6 +42,7 @@ __all__ = [
     "cmp",
     "drawn",
     "expect",
+    "hint",
     "numgrad",
     "require",
     "reset",

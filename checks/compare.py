@@ -545,11 +545,11 @@ class Summary:
         return f"{self.passed} / {self.count} checks pass{later}"
 
     def __str__(self) -> str:
-        head = f"{'check':16s} {'status':14s} {'maxdiff':>10s} {'tries':>5s}"
+        head = f"{'check':16s} {'status':14s} {'maxdiff':>10s} {'tries':>5s} {'hints':>5s}"
         lines = [head, "-" * len(head)]
         for r, tries in self.rows:
             md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
-            lines.append(f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} {md:>10s} {tries:>5d}")
+            lines.append(f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} {md:>10s} {tries:>5d} {_hints(r):>5s}")
         lines += [f"{n:16s} {'· not run yet':14s}" for n in self.unreached]
         lines.append(self._tail())
         return "\n".join(lines)
@@ -566,14 +566,26 @@ class Summary:
                 f"<tr><td {_LEFT}><code>{html.escape(r.name)}</code></td>"
                 f"<td style='text-align:left;white-space:nowrap;color:{colour};font-weight:bold'>"
                 f"{_mark(r)} {html.escape(_status(r))}</td>"
-                f"<td>{md}</td><td>{tries}</td><td {_LEFT}>{code_html(text or '')}</td></tr>")
+                f"<td>{md}</td><td>{tries}</td><td>{_hints(r)}</td>"
+                f"<td {_LEFT}>{code_html(text or '')}</td></tr>")
         for n in self.unreached:
             cells.append(f"<tr><td {_LEFT}><code>{html.escape(n)}</code></td>"
                          f"<td style='text-align:left;color:{TODO}'>· not run yet</td>"
-                         "<td></td><td>0</td><td></td></tr>")
+                         "<td></td><td>0</td><td></td><td></td></tr>")
         return (f"<table><thead><tr><th {_LEFT}>check</th><th {_LEFT}>status</th><th>maxdiff</th>"
-                f"<th>tries</th><th {_LEFT}>hint</th></tr></thead><tbody>{''.join(cells)}</tbody>"
+                f"<th>tries</th><th>hints</th><th {_LEFT}>hint</th></tr></thead><tbody>{''.join(cells)}</tbody>"
                 f"</table><p>{self._tail()}</p>")
+
+
+def _hints(r: Result) -> str:
+    """The rungs of ``r``'s hint ladder shown so far ("2", "3+solution"), "" for none."""
+    from checks.hints import used
+
+    try:
+        shown, revealed = used(r.name.split(" (")[0])
+    except Exception:  # no ladders installed: nothing to count
+        return ""
+    return f"{shown}{'+solution' if revealed else ''}" if shown or revealed else ""
 
 
 def _mark(r: Result) -> str:

@@ -48,6 +48,7 @@ from checks import recorder, sandbox
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
+from checks.hints import HINTS
 from checks.source import autograd_uses, numbers_written, reaches_around
 from checks.student import ROOT, answer_names, stub_source
 from checks.verdict import Note, Result
@@ -679,7 +680,8 @@ class Grader:
         self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
-        self.hidden = [solutions, out, self.cache]  # kept out of a sandbox even inside what it may read
+        # kept out of a sandbox even inside what it may read (the hint ladders hold the solution lines)
+        self.hidden = [solutions, out, self.cache, HINTS]
 
     def cache_of(self, ex: Exercise) -> Path:
         """The file that keeps ``ex``'s reference values for these settings."""

@@ -1,20 +1,31 @@
-"""Generate the student notebooks from the solutions: ``python -m checks.student [--check]``.
+"""Generate the student notebooks from the solutions: ``python -m checks.student [--check] [--full]``.
 
 Each ``### BEGIN SOLUTION`` / ``### END SOLUTION`` block (the nbgrader delimiters) becomes
-one placeholder line per name the block assigns, ``dX = ...  # TODO: <what>``. The text
-after ``# TODO:`` comes from the comment lines ``# dX: <what>`` that stand right above the
-block in the solution (and are dropped from the student copy). A block that assigns no
-name (the body of a ``_backward`` closure, say) gets its stub verbatim from comment lines
-``# stub: <code>`` above it, e.g. ``# stub: raise NotWritten("the backward pass of a + b")``. Outputs and execution
-counts are cleared. With ``--check`` nothing is written: it exits 1 when a committed
-student copy differs from what would be generated.
+one placeholder line per name the block assigns, ``dX = ...  # TODO: <what>``. The comment
+lines that stand right above the block in the solution say what (and are dropped from the
+student copy):
+
+- ``# dX: <what>``: what ``dX`` is the gradient of, and its shape (the TODO text);
+- ``# dX full: <what>``: the fuller text of a self-study edition (``--full``), rule and formula;
+- ``# hint dX: <rung>``: one rung of ``dX``'s hint ladder (``checks.hints``), in order: the idea,
+  the local derivative, a skeleton with blanks; ``# hint dX+: <line>`` continues the last rung
+  on a new line. The last rung, shown only on request, is the solution block's own lines;
+- ``# stub: <code>``: for a block that assigns no name (the body of a ``_backward`` closure, say),
+  its stub verbatim, e.g. ``# stub: raise NotWritten("the backward pass of a + b")``.
+
+The ladders are written to ``checks/hints/<notebook>.json``. Outputs and execution counts are
+cleared. With ``--check`` nothing is written: it exits 1 when a committed student copy or
+ladder differs from what would be generated.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -22,12 +33,13 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
-_DESCRIBE = re.compile(r"^#\s*([A-Za-z_]\w*):\s*(.+)$")
+_DESCRIBE = re.compile(r"^#\s*(hint\s+)?([A-Za-z_]\w*)(\+|\s+full)?:\s*(.*)$")
+HINTS = Path(__file__).resolve().parent / "hints"
 
 
-def stub_source(source: str) -> str:
-    """The student version of one code cell's source."""
-    return _stub(source)[0]
+def stub_source(source: str, full: bool = False) -> str:
+    """The student version of one code cell's source (``full``: the self-study edition's TODOs)."""
+    return _stub(source, full)[0]
 
 
 def answer_names(source: str) -> list[str]:
@@ -35,10 +47,16 @@ def answer_names(source: str) -> list[str]:
     return _stub(source)[1]
 
 
-def _stub(source: str) -> tuple[str, list[str]]:
+def ladders(source: str) -> dict[str, dict]:
+    """The hint ladders of a solution cell: for each name, its rungs and its solution lines."""
+    return _stub(source)[2]
+
+
+def _stub(source: str, full: bool = False) -> tuple[str, list[str], dict[str, dict]]:
     lines = source.split("\n")
     out: list[str] = []
     asked: list[str] = []
+    ladder: dict[str, dict] = {}
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -47,11 +65,19 @@ def _stub(source: str) -> tuple[str, list[str]]:
             i += 1
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        above: list[tuple[str, str]] = []
+        above: list[tuple[str, str, str, str]] = []  # (hint, name, "+" or " full" or "", text)
         while out and _DESCRIBE.match(out[-1].strip()) and out[-1].startswith(indent + "#"):
-            above.insert(0, _DESCRIBE.match(out.pop().strip()).groups())
-        stubs = [what for name, what in above if name == "stub"]
-        described = {name: what for name, what in above if name != "stub"}
+            hint_, name_, kind, text = _DESCRIBE.match(out.pop().strip()).groups()
+            above.insert(0, (hint_ or "", name_, (kind or "").strip(), text))
+        stubs = [text for h, name, kind, text in above if name == "stub" and not h]
+        described = {name: text for h, name, kind, text in above if not h and not kind and name != "stub"}
+        fuller = {name: text for h, name, kind, text in above if not h and kind == "full"}
+        rungs: dict[str, list[str]] = {}
+        for h, name, kind, text in above:
+            if h and kind == "+" and rungs.get(name):
+                rungs[name][-1] += "\n" + text
+            elif h:
+                rungs.setdefault(name, []).append(text)
         j = i + 1
         targets: list[str] = []
         while j < len(lines) and lines[j].strip() != END:
@@ -63,26 +89,54 @@ def _stub(source: str) -> tuple[str, list[str]]:
             j += 1
         if j == len(lines):
             raise ValueError(f"{BEGIN} without {END} in:\n{source}")
-        stray = [n for n in described if n not in targets]
+        stray = [n for n in [*described, *fuller, *(rungs if not stubs else [])] if n not in targets]
         if stray:
             raise ValueError(f"the comment '# {stray[0]}: ...' describes no name assigned in its solution block")
         names = list(described) or ([] if stubs else targets)
         asked += names
+        block = "\n".join(lines[i + 1:j])
+        for name in names:
+            ladder[name] = {"rungs": rungs.get(name, []), "solution": _solution_lines(block, name)}
+        if stubs:  # a block of no name (a closure's body): its ladders go by the check's name
+            for name, steps in rungs.items():
+                ladder[name] = {"rungs": steps, "solution": textwrap.dedent(block).strip()}
         out.extend(f"{indent}{code}" for code in stubs)
         if not names and not stubs:
             out.append(f"{indent}# YOUR CODE HERE")
         for name in names:
-            what = described.get(name)
+            what = fuller.get(name, described.get(name)) if full else described.get(name)
             out.append(f"{indent}{name} = ...  # TODO: {what}" if what else f"{indent}{name} = ...  # TODO")
         i = j + 1
-    return "\n".join(out), asked
+    return "\n".join(out), asked, ladder
 
 
-def student_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def _solution_lines(block: str, name: str) -> str:
+    """The statements of a solution block that assign ``name`` (or change it in place)."""
+    code = textwrap.dedent(block)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code.strip()
+    keep = []
+    for stmt in tree.body:
+        stores = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                     for n in ast.walk(stmt))
+        stores = stores or any(isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store)
+                               and isinstance(getattr(n, "value", None), ast.Name) and n.value.id == name
+                               for n in ast.walk(stmt))
+        stores = stores or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                               and n.func.attr.endswith("_") and isinstance(n.func.value, ast.Name)
+                               and n.func.value.id == name for n in ast.walk(stmt))  # dC.index_add_(...)
+        if stores:
+            keep.append(ast.get_source_segment(code, stmt))
+    return "\n".join(keep) or code.strip()
+
+
+def student_notebook(solution: nbformat.NotebookNode, full: bool = False) -> nbformat.NotebookNode:
     nb = nbformat.from_dict(solution)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.source = stub_source(cell.source)
+            cell.source = stub_source(cell.source, full)
             cell.outputs = []
             cell.execution_count = None
         cell.metadata.pop("execution", None)
@@ -90,30 +144,52 @@ def student_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def notebook_ladders(solution: nbformat.NotebookNode) -> dict[str, dict]:
+    """Every hint ladder of a solution notebook, by answer name (a name asked twice: the first)."""
+    found: dict[str, dict] = {}
+    for cell in solution.cells:
+        if cell.cell_type == "code":
+            for name, ladder in ladders(cell.source).items():
+                found.setdefault(name, ladder)
+    return found
+
+
 def render(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb, version=4) + "\n"
 
 
-def generate(check: bool = False, root: Path = ROOT) -> list[Path]:
-    """Write (or, with ``check``, compare) every student copy; returns the paths that differ."""
+def generate(check: bool = False, root: Path = ROOT, full: bool = False, out: Path | None = None,
+             hints: Path | None = None) -> list[Path]:
+    """Write (or, with ``check``, compare) every student copy and hint ladder; the paths that differ."""
     differ = []
+    out = out or root / "notebooks"
+    hints = hints or (HINTS if root == ROOT else root / "checks" / "hints")
     for sol in sorted((root / "solutions").glob("*.ipynb")):
-        target = root / "notebooks" / sol.name
-        text = render(student_notebook(nbformat.read(sol, as_version=4)))
-        if not target.exists() or target.read_text() != text:
-            differ.append(target)
-            if not check:
-                target.write_text(text)
+        solution = nbformat.read(sol, as_version=4)
+        texts = {out / sol.name: render(student_notebook(solution, full)),
+                 hints / f"{sol.stem}.json": json.dumps(notebook_ladders(solution), indent=1) + "\n"}
+        for target, text in texts.items():
+            if not target.exists() or target.read_text() != text:
+                differ.append(target)
+                if not check:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text)
     return differ
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m checks.student", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only report student copies that are out of date")
+    parser.add_argument("--full", action="store_true",
+                        help="a self-study edition: TODO comments that give the rule and formula")
+    parser.add_argument("--out", type=Path, help="folder for the student copies (default notebooks/)")
     args = parser.parse_args(argv)
-    differ = generate(check=args.check)
+    if args.full and not args.out and not args.check:
+        parser.error("--full writes a self-study edition: give it its own --out folder")
+    differ = generate(check=args.check, full=args.full, out=args.out)
     for path in differ:
-        print(f"{'out of date' if args.check else 'wrote'}: {path.relative_to(ROOT)}")
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"{'out of date' if args.check else 'wrote'}: {shown}")
     return 1 if args.check and differ else 0
 
 
