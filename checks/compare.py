@@ -198,7 +198,8 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
             fallback = f"your {ctx.answer} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
             mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
             notes += _hard_coded(ctx, y.shape, e.shape)
-            return Result(name, False, False, None, mistake, hint, _notes(notes, ctx, False))
+            return Result(name, False, False, None, mistake, hint, _notes(notes, ctx, False),
+                          compared=(y.detach(), e.detach()))
         notes.append(Note("keepdim", _keepdim_note(y.shape, e.shape, dropped, ctx)))
         y = y.reshape(e.shape)
     if y.numel() == 0:
@@ -217,7 +218,8 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
     fallback = f"your {ctx.answer} differs from {ctx.target}."
     mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), fallback)
     worst = _worst(y, e, diff, good, ctx)
-    return Result(name, False, exact, maxdiff, mistake, hint, _notes(notes, ctx, False), worst)
+    return Result(name, False, exact, maxdiff, mistake, hint, _notes(notes, ctx, False), worst,
+                  tuple(ctx.missing_uses) if mistake == "missing-path" else (), (y.detach(), e.detach()))
 
 
 def _notes(notes: list[Note], ctx: Context, ok: bool) -> tuple[Note, ...]:
@@ -528,9 +530,10 @@ def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
 class Summary:
     """Every check so far, and those declared with :func:`expect` but not run yet."""
 
-    def __init__(self) -> None:
+    def __init__(self, notebook: str | None = None) -> None:
         self.rows = [(r, tries) for r, tries in _RESULTS.values()]
         self.unreached = [n for n in _EXPECTED if n not in _RESULTS]
+        self.notebook = notebook
 
     @property
     def passed(self) -> int:
@@ -574,7 +577,34 @@ class Summary:
                          "<td></td><td>0</td><td></td><td></td></tr>")
         return (f"<table><thead><tr><th {_LEFT}>check</th><th {_LEFT}>status</th><th>maxdiff</th>"
                 f"<th>tries</th><th>hints</th><th {_LEFT}>hint</th></tr></thead><tbody>{''.join(cells)}</tbody>"
-                f"</table><p>{self._tail()}</p>")
+                f"</table><p>{self._tail()}</p>" + self.map())
+
+    def map(self) -> str:
+        """Notebook 03: the network as SVG, each node coloured by its check (``checks.draw``);
+        a missing path drawn as a red edge. "" for other notebooks."""
+        if not (self.notebook or "").startswith("03"):
+            return ""
+        try:
+            from checks.draw import makemore_graph, svg
+        except ImportError:
+            return ""
+        nodes, edges = makemore_graph()
+        results = {r.name: r for r, _ in self.rows}
+        for node in nodes:
+            r = results.get(node.id)
+            if r is not None:
+                node.state = r.state
+                node.word = "" if r.ok else (r.mistake or "fail")
+                said = (r.hint or "") if not r.ok else ("; ".join(n.text for n in r.notes) or "pass")
+                node.tip = f"{node.tip}\n{r.status}: {said}" if node.tip else f"{r.status}: {said}"
+            elif node.id in self.unreached:
+                node.tip = "not run yet"
+        for r in results.values():
+            for use in r.missing_uses:
+                for edge in edges:
+                    if edge.src == r.name and edge.dst == use:
+                        edge.state = "missing"
+        return str(svg(nodes, edges, title="the network, coloured by your checks"))
 
 
 def _hints(r: Result) -> str:
@@ -608,7 +638,7 @@ def summary(notebook: str | None = None, last: str | None = None) -> Summary:
     if notebook:
         names = expected_checks(notebook)
         expect(*(names[: names.index(last) + 1] if last in names else names))
-    table = Summary()
+    table = Summary(notebook)
     if _in_notebook():
         from IPython.display import display
 
@@ -622,7 +652,7 @@ class _Quiet(Summary):
     """The shown summary as a return value that Jupyter does not echo a second time."""
 
     def __init__(self, table: Summary) -> None:
-        self.rows, self.unreached = table.rows, table.unreached
+        self.rows, self.unreached, self.notebook = table.rows, table.unreached, table.notebook
 
     def _ipython_display_(self) -> None:
         pass

@@ -83,6 +83,7 @@ class Context:
     code: str | None = None  # the learner's code around the answer
     notes: list = field(default_factory=list)  # Notes shown with any verdict
     fail_notes: list = field(default_factory=list)  # Notes shown only with a failure
+    missing_uses: list = field(default_factory=list)  # a missing-path: the uses left out, by name
     answer_label: str | None = None  # what the learner's answer is called, when not d<name>
     argument: int | None = None  # central differences: which input of the function
 
@@ -414,6 +415,12 @@ def _factor_words(c: float, batch: Sequence[int], of: str = "the gradient") -> t
     return out, ("check the sign and " if c < 0 else "") + "find the missing or extra constant factor"
 
 
+def _named(label: str) -> str:
+    """The tensor's name in a use's label ("`counts_sum` (sum)" -> "counts_sum")."""
+    parts = label.split("`")
+    return parts[1] if len(parts) > 2 else label
+
+
 def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     if ctx.paths is None:
         return None
@@ -437,6 +444,7 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
             if close(y, part, ctx.rtol, ctx.atol):
                 have = " and ".join(labels[i] for i in subset)
                 miss = " and ".join(labels[i] for i in range(k) if i not in subset)
+                ctx.missing_uses = [_named(labels[i]) for i in range(k) if i not in subset]
                 return "missing-path", (
                     f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} holds only the "
                     f"contribution through {have}: add the one through {miss} (`+=`)."

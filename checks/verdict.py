@@ -75,6 +75,8 @@ class Result:
     hint: str | None = None
     notes: tuple[Note, ...] = ()
     worst: Worst | None = None
+    missing_uses: tuple[str, ...] = ()  # a missing-path: the uses whose contributions are left out
+    compared: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)  # (yours, expected)
     _shown_in: int | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
@@ -137,7 +139,18 @@ class Result:
                  "word-break:normal;overflow-wrap:anywhere")
         kind = "pass" if self.ok else "fail"
         return (f"<div class='workbook-check workbook-{kind} workbook-{self.state}' "
-                f"style='{style}'>" + "".join(lines) + "</div>")
+                f"style='{style}'>" + "".join(lines) + "</div>" + self._picture())
+
+    def _picture(self) -> str:
+        """A failing 1-D or 2-D answer: a heatmap of yours minus expected (``checks.heatmap``)."""
+        if self.ok or self.compared is None:
+            return ""
+        try:
+            from checks.heatmap import diff_html
+
+            return diff_html(*self.compared, name=self.name) or ""
+        except Exception:  # a picture is a help, never a reason to fail
+            return ""
 
     def row(self) -> dict[str, str]:
         """The grader's columns: passed, mistake, reason (hint and worst element), note."""
