@@ -585,7 +585,7 @@ class Summary:
         if not (self.notebook or "").startswith("03"):
             return ""
         try:
-            from checks.draw import makemore_graph, svg
+            from checks.draw import Drawing, makemore_graph
         except ImportError:
             return ""
         nodes, edges = makemore_graph()
@@ -594,7 +594,7 @@ class Summary:
             r = results.get(node.id)
             if r is not None:
                 node.state = r.state
-                node.word = "" if r.ok else (r.mistake or "fail")
+                node.word = "" if r.ok or r.state == "missing" else (r.mistake or "fail")
                 said = (r.hint or "") if not r.ok else ("; ".join(n.text for n in r.notes) or "pass")
                 node.tip = f"{node.tip}\n{r.status}: {said}" if node.tip else f"{r.status}: {said}"
             elif node.id in self.unreached:
@@ -604,7 +604,7 @@ class Summary:
                 for edge in edges:
                     if edge.src == r.name and edge.dst == use:
                         edge.state = "missing"
-        return str(svg(nodes, edges, title="the network, coloured by your checks"))
+        return Drawing(nodes, edges, title="the network, coloured by your checks")._repr_html_()
 
 
 def _hints(r: Result) -> str:
@@ -612,7 +612,7 @@ def _hints(r: Result) -> str:
     from checks.hints import used
 
     try:
-        shown, revealed = used(r.name.split(" (")[0])
+        shown, revealed = used(r.name)
     except Exception:  # no ladders installed: nothing to count
         return ""
     return f"{shown}{'+solution' if revealed else ''}" if shown or revealed else ""

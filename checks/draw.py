@@ -542,11 +542,17 @@ class Drawing:
     def __str__(self) -> str:
         return svg(self.nodes, self.edges, self.title, self.width, self.legend)
 
+    def __repr__(self) -> str:  # the plain-text output: the same on every run
+        title = f": {self.title}" if self.title else ""
+        return f"<a drawing of {len(self.nodes)} nodes and {len(self.edges)} edges{title}>"
+
     def _repr_svg_(self) -> str:
         return str(self)
 
     def _repr_html_(self) -> str:
-        return f'<div style="overflow-x:auto;max-width:100%">{self}</div>'
+        """The SVG at its own size (JupyterLab would shrink it to the page), scrolling sideways."""
+        drawing = str(self).replace("<svg ", '<svg style="max-width:none;height:auto" ', 1)
+        return f'<div style="overflow-x:auto;max-width:100%">{drawing}</div>'
 
 
 # notebook 03's forward pass: result, operands, line, shape
@@ -628,15 +634,16 @@ def value_graph(root: object) -> tuple[list[Node], list[Edge]]:
                 stack.append((child, False))
     nodes: list[Node] = []
     edges: list[Edge] = []
+    name = {id(v): f"v{k}" for k, v in enumerate(order)}  # ids in graph order: the same on every run
     for v in order:
-        vid = str(id(v))
+        vid = name[id(v)]
         label = str(getattr(v, "label", "") or "")
         data, grad = _num(getattr(v, "data", "")), _num(getattr(v, "grad", ""))
         op = str(getattr(v, "_op", "") or "")
         if op:
             nodes.append(Node(f"{vid}:op", op, kind="op", tip=f"{op} makes {label or 'a value'}"))
             for child in {id(c): c for c in v._prev}.values():  # a * a uses a once
-                edges.append(Edge(str(id(child)), f"{vid}:op"))
+                edges.append(Edge(name[id(child)], f"{vid}:op"))
             edges.append(Edge(f"{vid}:op", vid))
         tip = f"{label + ': ' if label else ''}data {data}, grad {grad}"
         nodes.append(Node(vid, label, detail=f"data {data} / grad {grad}", tip=tip))

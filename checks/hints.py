@@ -87,17 +87,26 @@ def _notebook(answer: str) -> str | None:
     return next((nb for nb in having if stem and nb.split("-")[0] == stem), having[0])
 
 
-def _last_failure(answer: str):
-    """The learner's last result for ``answer`` when it failed, else None."""
+def _results() -> dict:
     from checks.compare import _RESULTS
 
-    base = answer[1:]
-    for key, (res, _) in reversed(list(_RESULTS.items())):
-        if (key == base or key.startswith(base + " (")) and not res.ok:
-            return res
-        if key == base or key.startswith(base + " ("):
-            return None
-    return None
+    return _RESULTS
+
+
+def _pick(answer: str, ladders: list[dict]) -> int:
+    """Of the ladders of a name asked more than once (notebook 01's ``da``), the one whose check
+    the learner ran last; the first when none has run."""
+    ran = list(_results())
+    at = {i: max((k for k, key in enumerate(ran) if key == lad.get("check")), default=-1)
+          for i, lad in enumerate(ladders)}
+    best = max(at, key=lambda i: (at[i], -i))
+    return best if at[best] >= 0 else 0
+
+
+def _last_failure(check: str):
+    """The learner's last result for the check ``check`` when it failed, else None."""
+    got = _results().get(check)
+    return got[0] if got is not None and not got[0].ok else None
 
 
 def hint(name: str, reveal: bool = False) -> Hint:
@@ -109,9 +118,11 @@ def hint(name: str, reveal: bool = False) -> Hint:
         known = sorted({n for ladders in _ladders().values() for n in ladders})
         return Hint(answer, 1, 1, "no hints", f"there is no hint ladder for {answer}",
                     f"ladders exist for: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}")
-    ladder = _ladders()[nb][answer]
+    options = _ladders()[nb][answer]
+    which = _pick(answer, options)
+    ladder = options[which]
     rungs = list(ladder.get("rungs") or [])
-    key = (nb, answer)
+    key = (nb, answer, which)
     if reveal:
         _REVEALED.add(key)
         _USED[key] = max(_USED[key], len(rungs))
@@ -122,7 +133,7 @@ def hint(name: str, reveal: bool = False) -> Hint:
     k = min(_USED[key], len(rungs) - 1)
     _USED[key] = k + 1
     text = rungs[k]
-    failed = _last_failure(answer) if k == 0 else None
+    failed = _last_failure(ladder.get("check", answer[1:])) if k == 0 else None
     if failed is not None and failed.hint:
         text = f"Your last {answer} failed ({failed.status}): {failed.hint}\n{text}"
     more = (f"hint({name!r}) again for the next one" if k + 1 < len(rungs)
@@ -131,11 +142,15 @@ def hint(name: str, reveal: bool = False) -> Hint:
     return Hint(answer, k + 1, len(rungs), title, text, more)
 
 
-def used(name: str) -> tuple[int, bool]:
-    """How many rungs of ``name``'s ladder were shown, and whether the solution was."""
-    answer = _answer(name)
-    nb = _notebook(answer)
-    return _USED[(nb, answer)], (nb, answer) in _REVEALED
+def used(check: str) -> tuple[int, bool]:
+    """How many rungs were shown for the check named ``check`` (as ``cmp`` names it), and whether
+    the solution was."""
+    for nb, ladders in _ladders().items():
+        for answer, options in ladders.items():
+            for i, lad in enumerate(options):
+                if lad.get("check") == check:
+                    return _USED[(nb, answer, i)], (nb, answer, i) in _REVEALED
+    return 0, False
 
 
 def reset() -> None:

@@ -144,13 +144,17 @@ def student_notebook(solution: nbformat.NotebookNode, full: bool = False) -> nbf
     return nb
 
 
-def notebook_ladders(solution: nbformat.NotebookNode) -> dict[str, dict]:
-    """Every hint ladder of a solution notebook, by answer name (a name asked twice: the first)."""
-    found: dict[str, dict] = {}
+def notebook_ladders(solution: nbformat.NotebookNode) -> dict[str, list[dict]]:
+    """Every hint ladder of a solution notebook, by answer name, in order; each with the name its
+    cell's ``cmp`` checks it under (``check``), which tells a name asked twice apart."""
+    from checks.facts import CMP
+
+    found: dict[str, list[dict]] = {}
     for cell in solution.cells:
         if cell.cell_type == "code":
+            labels = {m.group(3): m.group(2) for m in CMP.finditer(cell.source)}
             for name, ladder in ladders(cell.source).items():
-                found.setdefault(name, ladder)
+                found.setdefault(name, []).append({"check": labels.get(name, name), **ladder})
     return found
 
 

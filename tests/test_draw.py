@@ -249,20 +249,24 @@ def test_value_graph_draws_a_box_per_value_and_an_ellipse_per_operation():
     nodes, edges = value_graph(d)
     boxes = {n.id: n for n in nodes if n.kind != "op"}
     ops = [n for n in nodes if n.kind == "op"]
-    assert set(boxes) == {str(id(v)) for v in (a, b, c, d)}
+    by_label = {n.label: n.id for n in boxes.values()}
+    assert set(by_label) == {"a", "b", "c", "d"} and len(boxes) == 4
+    assert set(boxes) == {f"v{k}" for k in range(4)}  # ids in graph order: the same on every run
+    assert value_graph(d)[0] == nodes
     assert sorted(n.label for n in ops) == ["*", "+"]
-    assert boxes[str(id(a))].detail == "data 2.0000 / grad -2.0000"
-    assert boxes[str(id(d))].detail == "data -4.0000 / grad 1.0000"
+    ia, ic, idd = by_label["a"], by_label["c"], by_label["d"]
+    assert boxes[ia].detail == "data 2.0000 / grad -2.0000"
+    assert boxes[idd].detail == "data -4.0000 / grad 1.0000"
     pairs = {(e.src, e.dst) for e in edges}
     assert len(pairs) == len(edges) == 6
-    assert (str(id(a)), f"{id(c)}:op") in pairs and (f"{id(c)}:op", str(id(c))) in pairs
+    assert (ia, f"{ic}:op") in pairs and (f"{ic}:op", ic) in pairs
     pos = layout(nodes, edges)
     for e in edges:
         assert pos[e.src][0] < pos[e.dst][0]
     root = parse(svg(nodes, edges, title="value"))
     g = groups(root)
-    assert texts(g[str(id(a))]) == ["a", "data 2.0000", "grad -2.0000"]
-    assert outline(g[f"{id(c)}:op"]).tag == f"{NS}ellipse"
+    assert texts(g[ia]) == ["a", "data 2.0000", "grad -2.0000"]
+    assert outline(g[f"{ic}:op"]).tag == f"{NS}ellipse"
     assert len(value_graph(sq)[1]) == 2
 
 

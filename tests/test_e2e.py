@@ -3,8 +3,11 @@
 JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never touched), and headless
 Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does what a learner does: open the student copy
 of 03-makemore-backprop.ipynb, wait for the kernel, Run > Run All Cells, read the checks ("not written yet") and the
-summary table, then type a right `dlogprobs` (the check passes, green ✓) and a wrong one with the sign flipped (red ✗,
-and the hint names it). Screenshots of each state go to tests/artifacts/ (not committed); with
+summary table, then type a right `dlogprobs` (the check passes, green ✓) and a right `dprobs`, then a `dlogprobs` with
+the sign flipped (red ✗, the hint names it, and a heatmap of yours minus expected appears under it), ask for hints
+(`hint('logprobs')`, one rung per run: the first speaks to the sign slip), and run the summary again: its map of the
+network has a green `probs`, a red `logprobs` and a grey `counts` (colours read from the page). Screenshots of each
+state go to tests/artifacts/ (not committed); with
 WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/, which the README shows.
 
 Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the reason otherwise.
@@ -313,15 +316,20 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         page.screenshot(path=str(ARTIFACTS / "01-not-written.png"))
         summary_cell.screenshot(path=str(ARTIFACTS / "02-summary-table.png"))
 
-        def answer(line: str) -> None:
-            """Replace the TODO line of the dlogprobs cell with ``line`` in its editor, then Shift+Enter."""
-            source = _editor_text(logprobs_cell).splitlines()
+        def answer(line: str, cell=logprobs_cell, extra: str = "") -> None:
+            """Replace the TODO line of ``cell`` with ``line`` (and add ``extra`` lines) in its editor, then Shift+Enter."""
+            source = _editor_text(cell).splitlines()
             source[0] = line
-            logprobs_cell.locator(".cm-content").click()
+            source += [extra] if extra else []
+            cell.locator(".cm-content").click()
             expect(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook.jp-mod-editMode")).to_have_count(1)
             page.keyboard.press("Control+a")  # in the cell's editor: select the cell's whole text
             page.keyboard.insert_text("\n".join(source))  # inserted as is: no auto-indent, no auto-closed brackets
-            assert _editor_text(logprobs_cell) == "\n".join(source)
+            assert _editor_text(cell) == "\n".join(source)
+            page.keyboard.press("Shift+Enter")
+
+        def rerun(cell) -> None:
+            cell.locator(".cm-content").click()
             page.keyboard.press("Shift+Enter")
 
         # A right answer: the check passes.
@@ -334,6 +342,12 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out.first).to_be_visible()
         logprobs_cell.screenshot(path=str(ARTIFACTS / "03-pass.png"))
 
+        # A right dprobs (given the right dlogprobs): green too.
+        probs_out = probs_cell.locator(".jp-OutputArea-output")
+        answer("dprobs = (1.0 / probs) * dlogprobs", cell=probs_cell)
+        expect(probs_out).to_contain_text(re.compile(r"probs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
+        expect_colour(probs_cell, "pass", PASS)
+
         # The sign flipped: the check fails and names the mistake.
         answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = 1.0 / n")
         expect(logprobs_out).to_contain_text("✗ sign:", timeout=RUN_ONE)
@@ -342,7 +356,42 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect_colour(logprobs_cell, "fail", FAIL)
         logprobs_cell.scroll_into_view_if_needed()
         expect(logprobs_out.first).to_be_visible()
+        # under the failing check, a heatmap of yours minus expected (an inline SVG with its caption)
+        heat = logprobs_out.locator("svg[aria-label*='yours']")
+        expect(heat).to_have_count(1)
+        expect(logprobs_out).to_contain_text("yours − expected, 32 × 27")
         logprobs_cell.screenshot(path=str(ARTIFACTS / "04-sign-hint.png"))
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
+
+        # Hints on demand, one rung per run; the first speaks to the mistake just made.
+        logprobs_area = logprobs_cell.locator(".jp-Cell-outputArea")  # the check, then the hint
+        answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = 1.0 / n", extra="hint('logprobs')")
+        expect(logprobs_area).to_contain_text("dlogprobs: hint 1 of 3, the idea", timeout=RUN_ONE)
+        expect(logprobs_area).to_contain_text("Your last dlogprobs failed (sign)")
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
+        rerun(logprobs_cell)
+        expect(logprobs_area).to_contain_text("dlogprobs: hint 2 of 3, the local derivative", timeout=RUN_ONE)
+        expect(logprobs_area).not_to_contain_text("Your last dlogprobs failed")
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
+        rerun(logprobs_cell)
+        expect(logprobs_area).to_contain_text("dlogprobs: hint 3 of 3, a skeleton", timeout=RUN_ONE)
+        expect(logprobs_area).to_contain_text("reveal=True")
+        expect(logprobs_area).not_to_contain_text("dlogprobs[range(n), Yb] = -1.0 / n")  # not before it is asked for
+        logprobs_cell.scroll_into_view_if_needed()
+        logprobs_cell.screenshot(path=str(ARTIFACTS / "05-hint.png"))
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
+
+        # The summary again: the map of the network, coloured by the checks.
+        rerun(summary_cell)
+        network = summary_cell.locator(".jp-OutputArea-output svg g[data-id='logprobs']")
+        expect(network).to_have_count(1, timeout=RUN_ONE)
+        for node, colour in (("probs", PASS), ("logprobs", FAIL), ("counts", "#6e7781")):
+            box = summary_cell.locator(f".jp-OutputArea-output svg g[data-id='{node}'] rect").first
+            expect(box).to_have_css("stroke", _rgb(colour))
+        expect(summary_cell.locator(".jp-OutputArea-output svg g[data-id='logprobs']")).to_contain_text("sign")
+        expect(table).to_contain_text("hints")
+        summary_cell.scroll_into_view_if_needed()
+        summary_cell.screenshot(path=str(ARTIFACTS / "06-map.png"))
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
     except Exception:
         page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
