@@ -146,3 +146,14 @@ def test_a_name_asked_twice_gets_the_ladder_of_the_check_run_last():
     assert hints.used("a (a*a)") == (1, False)
     reset()
     hints.reset()
+
+
+def test_a_self_study_edition_keeps_the_fuller_comments(tmp_path):
+    from checks.student import main
+
+    assert main(["--full", "--out", str(tmp_path)]) == 0
+    fuller = nbformat.read(tmp_path / "03-makemore-backprop.ipynb", as_version=4)
+    todos = [ln for c in fuller.cells if c.cell_type == "code" for ln in c.source.split("\n") if "# TODO:" in ln]
+    assert any("plus the one through counts_sum" in t for t in todos), todos[:5]
+    assert (ROOT / "notebooks" / "03-makemore-backprop.ipynb").read_text() != (
+        tmp_path / "03-makemore-backprop.ipynb").read_text()

@@ -95,3 +95,19 @@ def test_no_process_it_starts_outlives_it(tmp_path):
             continue
     assert not alive, f"still running: {alive}"
     assert os.getpid()  # the test process itself is untouched
+
+
+def test_the_hint_ladders_are_hidden_from_a_graded_kernel(tmp_path):
+    """They hold the solution lines; the grader passes them as hidden (checks.grade.Grader)."""
+    from checks.grade import Grader
+    from checks.hints import HINTS
+
+    hidden = Grader(tmp_path / "out", Settings()).hidden
+    assert HINTS in hidden
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        attempt(f"open({str(HINTS / '03-makemore-backprop.json')!r}).read()")),
+        nbformat.v4.new_code_cell(attempt("from checks import hint\nassert 'no hint' in str(hint('counts'))"))])
+    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap"),
+                       hidden)
+    said = {i: e.removeprefix("RuntimeError: ") for i, e in run.cell_errors.items()}
+    assert said == {0: "FileNotFoundError", 1: "done"}, said
