@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import torch
 
 from checks.draw import Drawing, Edge, Node, layout, makemore_graph, svg, value_graph
 
@@ -311,3 +312,28 @@ def test_empty_and_bad_graphs():
         layout([Node("a", "a"), Node("b", "b")], [Edge("a", "b"), Edge("b", "a")])
     with pytest.raises(ValueError, match="state"):
         svg([Node("a", "a", state="wrong")], [])
+
+
+def test_the_summary_of_notebook_03_maps_a_missing_path_as_a_red_edge():
+    """cmp names the use a gradient left out (Result.missing_uses); the map draws that edge red."""
+    from checks import cmp
+    from checks.compare import Summary, reset
+    from tests import makemore as mm
+
+    reset()
+    p, f, Xb, Yb = mm.setup(retain_graph=True)
+    n = Xb.shape[0]
+    dlogprobs = torch.zeros_like(f["logprobs"])
+    dlogprobs[range(n), Yb] = -1.0 / n
+    dprobs = dlogprobs / f["probs"].detach()
+    cmp("probs", dprobs, f["probs"], quiet=True)
+    res = cmp("counts", f["counts_sum_inv"] * dprobs, f["counts"], quiet=True)  # the path through counts_sum left out
+    assert res.mistake == "missing-path" and res.missing_uses == ("counts_sum",)
+    page = Summary("03-makemore-backprop").map()
+    root = parse(page[page.index("<svg"):page.rindex("</svg>") + 6])
+    red = [e for e in root.iter(f"{NS}path") if "missing" in (e.get("class") or "")]
+    assert len(red) == 1 and red[0].get("stroke") == "#cf222e"
+    g = groups(root)
+    assert g["counts"].get("class").endswith("state-fail") and g["probs"].get("class").endswith("state-pass")
+    assert "missing-path" in texts(g["counts"])[-1] or "missing" in " ".join(texts(g["counts"]))
+    reset()
