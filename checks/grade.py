@@ -49,7 +49,7 @@ from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
 from checks.hints import HINTS
-from checks.source import autograd_uses, numbers_written, reaches_around
+from checks.source import autograd_uses, lasting, numbers_written, reaches_around
 from checks.student import ROOT, answer_names, stub_source
 from checks.verdict import Note, Result
 
@@ -638,7 +638,8 @@ def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, st
     cell that runs or reads autograd where the handed-out cell does not (``loss.backward()``
     again, ``X.grad``, ``torch.autograd.grad``), that writes out an answer as numbers, or that
     reaches around what the grader can read (``exec``, ``getattr``, ``checks.recorder``, a
-    ``!shell`` line): what such a cell changes lasts, so every later check is looked at too."""
+    ``!shell`` line); where what it can change lasts (the grader's module, the builtins, a thread,
+    code run from a string), every later check is looked at too."""
     reviews: dict[str, str] = {}
     earlier = None
     for a in ex.answers:
@@ -655,8 +656,8 @@ def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, st
             why = f"the cell writes out {pasted} numbers (an answer pasted as numbers?)"
         if why:
             reviews.update({c: why for c in a.checks})
-        if around and earlier is None:
-            earlier = f"an earlier cell reaches around what the grader can read ({_listed(around)})"
+        if lasting(around) and earlier is None:  # what it changed in the kernel lasts
+            earlier = f"an earlier cell reaches around what the grader can read ({_listed(lasting(around))})"
     return reviews
 
 

@@ -645,13 +645,29 @@ _AROUND_PARTS = ("__gr", "__grade", "recorder", "nbrecord", "autograd", "_execut
                  "__dict__", "__class__", "__subclasses__", "__globals__", "__code__", "__closure__")
 
 
+# magics that run code the grader cannot read (others, %matplotlib or %time, are harmless)
+_RUNS_CODE = re.compile(r"%%?(?:run|load|sx|system|bash|sh|script|writefile|capture|python\d?|perl|ruby|js|"
+                        r"javascript|html|file|macro|store|edit|pip|conda)\b")
+# of those, what can change the kernel for later cells too (the grader's module, the builtins, threads...)
+LASTING = ("__gr", "__grade", "recorder", "nbrecord", "sys.modules", "builtins", "__builtins__", "gc", "ctypes",
+           "get_ipython", "globals", "setattr", "delattr", "exec", "eval", "compile", "__import__", "importlib",
+           "threading", "multiprocessing", "subprocess", "os.system", "os.popen", "os.exec", "os.spawn", "os.fork",
+           "runpy", "pickle", "marshal", "__dict__", "__class__", "__subclasses__", "__globals__", "__code__",
+           "__closure__", "!", "%")
+
+
+def lasting(found: list[str]) -> list[str]:
+    """Of what ``reaches_around`` found, what can change the kernel beyond its own cell."""
+    return [f for f in found if any(f.startswith(p) or p in f.split(".") for p in LASTING)]
+
+
 def reaches_around(source: str) -> list[str]:
     """What in ``source`` runs code the grader cannot read, or reaches into the kernel, the grader
     or autograd by other means than its usual calls (``exec``, ``getattr``, ``checks.recorder``,
     ``torch.autograd``, ``numgrad``, a ``!shell`` line), as text, in order; ``[]`` when nothing
     does. Source that does not parse counts as its first line."""
-    found = [line.strip()[:40] for line in source.splitlines() if line.lstrip().startswith(("!", "%"))
-             and not _TIMING.match(line.lstrip())]
+    found = [line.strip()[:40] for line in source.splitlines()
+             if line.lstrip().startswith("!") or _RUNS_CODE.match(line.lstrip())]
     cell = _parse(source)
     if cell is None:
         return found or [source.strip().split("\n")[0][:40]]

@@ -236,3 +236,25 @@ def test_grad_used_for_its_shape_alone_is_not_a_copy(code):
 def test_a_grad_read_replaced_by_a_later_binding_does_not_count():
     assert facts("dX = X.grad  # peek\ndX = 2 * Y", "dX").reads_grad is None
     assert facts("dX = 2 * Y\ndX += X.grad", "dX").reads_grad == "X.grad"
+
+
+@pytest.mark.parametrize(("code", "found", "lasts"), [
+    ("dh = dlogits @ W2.T", [], []),
+    ("%time dh = dlogits @ W2.T", [], []),
+    ("%matplotlib inline\ndh = dlogits @ W2.T", [], []),
+    ("dlogits = F.softmax(logits, 1)\ndlogits[range(n), Yb] -= 1\ndlogits /= n", [], []),
+    ("g = getattr(torch.autograd, 'gr' + 'ad')", ["getattr", "torch.autograd"], []),
+    ("import checks.recorder as R\nR.emit = print", ["checks.recorder"], ["checks.recorder"]),
+    ("__gr.check_grads = print", ["__gr.check_grads"], ["__gr.check_grads"]),
+    ("exec(open('x').read())", ["exec"], ["exec"]),
+    ("!python -c 'print(1)'", ["!python -c 'print(1)'"], ["!python -c 'print(1)'"]),
+    ("%run other.py", ["%run other.py"], ["%run other.py"]),
+    ("import threading\nthreading.Thread(target=f).start()", ["threading"], ["threading"]),
+    ("from torch.func import grad", ["torch.func"], []),
+    ("from checks import numgrad\ndW = numgrad(f, W)", ["numgrad"], []),
+])
+def test_what_reaches_around_the_grader(code, found, lasts):
+    from checks.source import lasting, reaches_around
+
+    assert reaches_around(code) == found
+    assert lasting(reaches_around(code)) == lasts
