@@ -132,7 +132,7 @@ def load_exercise(path: Path) -> Exercise:
 PRELUDE = """
 import checks.recorder as __gr
 __grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __gr.draw, __gr.seed()
-__grade_values_of, __grade_quiet = __gr.values_of, __gr.quiet
+__grade_values_of = __gr.values_of
 """
 WATCH = "__gr.watch_autograd()"  # in a learner's run only: the reference run's calls are the instructor's
 
@@ -234,7 +234,7 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None, ref: dict | No
         if k is None:
             add(cell.source, "")
             if _wipes_after(cell) and learner is not None:  # the reference run keeps its graph
-                add("__gr.wipe(globals())")
+                add("__gr.wipe()")
             continue
         ans = ex.answers[k]
         checks = ans.checks

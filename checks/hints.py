@@ -13,7 +13,6 @@ from __future__ import annotations
 import collections
 import html
 import json
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -156,7 +155,3 @@ def used(check: str) -> tuple[int, bool]:
 def reset() -> None:
     _USED.clear()
     _REVEALED.clear()
-
-
-if os.environ.get("WORKBOOK_HINTS_DIR"):  # tests point at other ladders
-    HINTS = Path(os.environ["WORKBOOK_HINTS_DIR"])

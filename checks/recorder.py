@@ -13,14 +13,13 @@ answer is judged given correct upstream values, whatever earlier cells did to th
 from __future__ import annotations
 
 import base64
-import contextlib
 import gc
 import io
 import os
 import random
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -103,12 +102,6 @@ def draw(xs: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(round(x * rng.uniform(0.6, 1.4), 3) for x in xs)
 
 
-@contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    with contextlib.redirect_stdout(io.StringIO()):
-        yield
-
-
 def watch_autograd() -> None:
     """Report every call of autograd (``backward``, ``torch.autograd.grad``) to the grader; the
     grader counts those made while an answer cell runs."""
@@ -136,7 +129,7 @@ def _with_grad() -> list[torch.Tensor]:
                 if isinstance(t, torch.Tensor) and (t.is_leaf or t.retains_grad) and t.grad is not None]
 
 
-def wipe(scope: dict | None = None) -> None:
+def wipe() -> None:
     """Forget autograd's gradients, so that an answer cell finds none to copy."""
     for t in _with_grad():
         t.grad = None
@@ -144,8 +137,8 @@ def wipe(scope: dict | None = None) -> None:
 
 def check_grads(scope: dict) -> None:
     """After an answer cell: tell the grader if autograd filled in gradients since the wipe."""
-    if _with_grad():
-        held = {id(t) for t in _with_grad()}
+    held = {id(t) for t in _with_grad()}
+    if held:
         names = sorted(n for n, v in list(scope.items()) if id(v) in held and not n.startswith("_"))
         emit("autograd", call="gradients in " + (", ".join(f"`{n}.grad`" for n in names[:3]) or "tensors"))
 
@@ -189,4 +182,4 @@ def restore(scope: dict, delta: str, names: list[str], answers: list[str], drop:
             scope[n] = want
     for n in drop:  # the names the next cell must assign: a leftover earns nothing
         scope.pop(n, None)
-    wipe(scope)
+    wipe()

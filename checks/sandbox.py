@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import checks
+from checks.data import _data_dir
 
 KERNEL_NAME = "workbook-sandbox"
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -35,12 +36,16 @@ def bwrap() -> str | None:
     exe = shutil.which("bwrap")
     if exe is None or sys.platform != "linux":
         return None
-    probe = [exe, "--unshare-all", "--die-with-parent", *_system_binds(), "--proc", "/proc",
-             "--dev", "/dev", "--", "/bin/true" if Path("/bin/true").exists() else "/usr/bin/true"]
+    probe = [*_base(exe), "--", "/bin/true" if Path("/bin/true").exists() else "/usr/bin/true"]
     try:
         return exe if subprocess.run(probe, capture_output=True, timeout=30).returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _base(exe: str) -> list[str]:
+    """bwrap with new namespaces (no network, its own processes), the system read-only, /proc, /dev."""
+    return [exe, "--unshare-all", "--die-with-parent", *_system_binds(), "--proc", "/proc", "--dev", "/dev"]
 
 
 def _system_binds() -> list[str]:
@@ -55,8 +60,6 @@ def _system_binds() -> list[str]:
 
 def readable() -> list[Path]:
     """What the kernel may read besides the system: Python, the ``checks`` package, the data."""
-    from checks.data import _data_dir
-
     paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
              Path(checks.__file__).resolve().parent, _data_dir().resolve()}
     return sorted(p for p in paths if p.exists())
@@ -70,14 +73,14 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     exe = bwrap()
     if exe is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed or cannot make a sandbox here")
-    args = [exe, "--unshare-all", "--die-with-parent", "--new-session", *_system_binds(),
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # first: what follows may lie in /tmp
-    for p in readable():
+    seen = readable()
+    args = [*_base(exe), "--new-session", "--tmpfs", "/tmp"]  # /tmp first: what follows may lie in it
+    for p in seen:
         args += ["--ro-bind", str(p), str(p)]
     args += ["--bind", str(scratch), str(scratch), "--bind", str(runtime), str(runtime)]
     for p in hidden:
         p = p.resolve()
-        if any(p == r or r in p.parents for r in readable()):
+        if any(p == r or r in p.parents for r in seen):
             args += ["--tmpfs", str(p)] if p.is_dir() else ["--ro-bind", "/dev/null", str(p)]
     args += ["--chdir", str(scratch), "--clearenv"]
     for k, v in sorted(env.items()):
@@ -87,8 +90,6 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
 
 def kernel_env(scratch: Path, extra: dict[str, str]) -> dict[str, str]:
     """The kernel's whole environment: nothing of the grader's but a few harmless settings."""
-    from checks.data import _data_dir
-
     env = {k: os.environ[k] for k in PASSED_ON if k in os.environ}
     env.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
                HOME=str(scratch), TMPDIR="/tmp", MPLCONFIGDIR=str(scratch / ".matplotlib"),
