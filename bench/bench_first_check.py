@@ -9,8 +9,9 @@ Run from anywhere (it clones the checkout it lives in, so only committed work is
 
 Phases, each timed with ``time.perf_counter``: ``git clone`` into a temporary directory; ``python -m venv`` (the Python
 that runs this script); ``pip install torch==2.13.0`` (the CPU build, installed first as PyTorch's instructions say);
-the README's ``python -m pip install -e ".[dev]"`` in the clone; copying names.txt into the clone's data/ (a stand-in
-for the download on first use); then JupyterLab from the venv: the server answering, the notebook open in headless
+the README's ``python -m pip install -e ".[lab]"`` in the clone; copying names.txt into the clone's data/ (a stand-in
+for the download on first use); ``backprop-workbook start DIR --no-lab`` (the README's ``start`` copies the notebooks
+into a folder of the learner's own); then JupyterLab from the venv on that folder: the server answering, the notebook open in headless
 Chromium with an idle kernel, and, after Run > Run All Cells, the first check line visible. A screenshot of that cell
 goes to ``--shots`` (default tests/artifacts/, not committed). Needs git, /usr/bin/chromium and the playwright package in
 the Python that runs it. Nothing is asserted; it prints a table.
@@ -76,7 +77,7 @@ def lab_env(python: Path, home: Path) -> dict[str, str]:
                 JUPYTER_DATA_DIR=str(home / "data"))
 
 
-def first_check(timer: Timer, python: Path, clone: Path, home: Path, notebook: str, shot: Path) -> None:
+def first_check(timer: Timer, python: Path, folder: Path, home: Path, notebook: str, shot: Path) -> None:
     """Open ``notebook`` in JupyterLab, Run All Cells from the menu, and time until the first check line is visible."""
     from playwright.sync_api import expect, sync_playwright
 
@@ -85,7 +86,7 @@ def first_check(timer: Timer, python: Path, clone: Path, home: Path, notebook: s
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         start = time.perf_counter()
-        server = Lab(clone / "notebooks", home, python=str(python), env=lab_env(python, home))
+        server = Lab(folder, home, python=str(python), env=lab_env(python, home))
         try:
             server.wait_ready(TIMEOUT)
             timer.add("JupyterLab server up", time.perf_counter() - start)
@@ -155,7 +156,7 @@ def main() -> None:
         print(f"  commit: {commit.strip()[:100]}")
         timer.run("python -m venv", [sys.executable, "-m", "venv", str(venv)])
         timer.run(f"pip install {args.torch_spec}", [*pip, args.torch_spec], log=tmp / "pip-torch.log")
-        timer.run('pip install -e ".[dev]" (README)', [*pip, "-e", ".[dev]"], cwd=clone, log=tmp / "pip-dev.log")
+        timer.run('pip install -e ".[lab]" (README)', [*pip, "-e", ".[lab]"], cwd=clone, log=tmp / "pip-lab.log")
 
         start = time.perf_counter()
         (clone / "data").mkdir(exist_ok=True)
@@ -170,8 +171,11 @@ def main() -> None:
         print(f"  installed: {versions}  venv: {dir_mb(venv):.0f} MB")
 
         home.mkdir()
+        mine = tmp / "my-notebooks"
+        timer.run("backprop-workbook start DIR --no-lab (README)", [str(venv / "bin" / "backprop-workbook"), "start",
+                  str(mine), "--no-lab"])
         shot = args.shots.resolve() / f"first-check-{Path(args.notebook).stem}.png"
-        first_check(timer, python, clone, home, args.notebook, shot)
+        first_check(timer, python, mine, home, args.notebook, shot)
     finally:
         if args.keep:
             print(f"kept {tmp}")

@@ -43,6 +43,7 @@ from checks.diagnose import (
     variable_of,
 )
 from checks.graph import GraphFacts, frame_ints, frame_tensors
+from checks.paths import SOLUTIONS
 from checks.verdict import COLOURS, FAIL, NOTE, PASS, TODO, Note, Result, Worst, code_html
 
 __all__ = ["FAIL", "NOTE", "PASS", "TODO", "Result", "cmp", "check_value", "summary"]
@@ -496,7 +497,30 @@ def reset() -> None:
 # ---------------------------------------------------------------- the summary
 
 _EXPECTED: list[str] = []
-_LEFT = "style='text-align:left'"
+
+# The summary table's look, all inline. JupyterLab's stylesheet styles a bare table in an output
+# (cells right-aligned, a rule under the head, bold headers, striped rows); VS Code and Colab do
+# not, so every cell says its alignment, padding and border, and every row its background. Greys
+# with alpha read on light and dark themes alike.
+_RULE = "rgba(128,128,128,0.55)"  # under the head
+_STRIPE = "rgba(128,128,128,0.10)"  # every second row, as JupyterLab stripes them
+_TABLE = ("border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;"
+          "text-align:left")
+_CELL = "padding:0.5em;border:none;line-height:normal"
+
+
+def _th(text: str, align: str = "left") -> str:
+    return (f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{_CELL};"
+            f"border-bottom:1px solid {_RULE}'>{text}</th>")
+
+
+def _td(content: str, align: str = "left", style: str = "") -> str:
+    return f"<td style='text-align:{align};vertical-align:middle;{_CELL}{style}'>{content}</td>"
+
+
+def _tr(k: int, cells: str) -> str:
+    """Row ``k`` (from 0) of the body: the first, third... plain, the others striped."""
+    return f"<tr style='background:{_STRIPE if k % 2 else 'transparent'}'>{cells}</tr>"
 
 
 def expect(*names: str) -> None:
@@ -512,7 +536,7 @@ _LINE = re.compile(r"^(.+?)\s*\| exact: (?:True |False) \| approximate: (?:True 
 
 def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
     """The names of every check of a notebook, in order, read off its executed solution."""
-    path = (root or Path(__file__).resolve().parent.parent) / "solutions" / f"{notebook}.ipynb"
+    path = (root / "solutions" if root else SOLUTIONS) / f"{notebook}.ipynb"
     try:
         cells = json.loads(path.read_text())["cells"]
     except (OSError, ValueError, KeyError):
@@ -560,24 +584,27 @@ class Summary:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        cells = []
+        rows = []
         for r, tries in self.rows:
             colour = COLOURS[r.state]
             md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
             text = r.hint if not r.ok else "; ".join(f"{n.word}: {n.text}" for n in r.notes)
-            cells.append(
-                f"<tr><td {_LEFT}><code>{html.escape(r.name)}</code></td>"
-                f"<td style='text-align:left;white-space:nowrap;color:{colour};font-weight:bold'>"
-                f"{_mark(r)} {html.escape(_status(r))}</td>"
-                f"<td>{md}</td><td>{tries}</td><td>{_hints(r)}</td>"
-                f"<td {_LEFT}>{code_html(text or '')}</td></tr>")
+            rows.append(
+                _td(f"<code>{html.escape(r.name)}</code>")
+                + _td(f"{_mark(r)} {html.escape(_status(r))}",
+                      style=f";white-space:nowrap;color:{colour};font-weight:bold")
+                + _td(md, "right") + _td(str(tries), "right") + _td(_hints(r), "right")
+                + _td(code_html(text or "")))
         for n in self.unreached:
-            cells.append(f"<tr><td {_LEFT}><code>{html.escape(n)}</code></td>"
-                         f"<td style='text-align:left;color:{TODO}'>· not run yet</td>"
-                         "<td></td><td>0</td><td></td><td></td></tr>")
-        return (f"<table><thead><tr><th {_LEFT}>check</th><th {_LEFT}>status</th><th>maxdiff</th>"
-                f"<th>tries</th><th>hints</th><th {_LEFT}>hint</th></tr></thead><tbody>{''.join(cells)}</tbody>"
-                f"</table><p>{self._tail()}</p>" + self.map())
+            rows.append(_td(f"<code>{html.escape(n)}</code>")
+                        + _td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
+                        + _td("", "right") + _td("0", "right") + _td("", "right") + _td(""))
+        head = (_th("check") + _th("status") + _th("maxdiff", "right") + _th("tries", "right")
+                + _th("hints", "right") + _th("hint"))
+        body = "".join(_tr(k, row) for k, row in enumerate(rows))
+        return (f"<table style='{_TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
+                f"</thead><tbody>{body}</tbody></table>"
+                f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map())
 
     def map(self) -> str:
         """Notebook 03: the network as SVG, each node coloured by its check (``checks.draw``);

@@ -1,8 +1,8 @@
 """The makemore names data: loading (downloaded on first use) and the lecture's splits.
 
 The data is ``names.txt`` from Andrej Karpathy's makemore repository (32,033 lowercase
-names). It lives in ``DATA_DIR`` (the project's ``data/`` folder, or
-``$WORKBOOK_DATA_DIR``), is fetched from ``NAMES_URL`` (or ``$WORKBOOK_NAMES_URL``) when
+names). It lives in ``DATA_DIR`` (the checkout's ``data/`` folder, in an installed wheel the
+user's cache folder, or ``$WORKBOOK_DATA_DIR``), is fetched from ``NAMES_URL`` (or ``$WORKBOOK_NAMES_URL``) when
 missing, and is always checked against ``NAMES_SHA256``. The dataset construction and
 the 80/10/10 split reproduce the lecture exactly.
 """
@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import torch
+
+from checks.paths import default_data_dir
 
 __all__ = [
     "DATA_DIR",
@@ -42,13 +44,10 @@ NAMES_URL = "https://raw.githubusercontent.com/karpathy/makemore/master/names.tx
 NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"
 DOWNLOAD_TIMEOUT = 20.0  # seconds
 
-_DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-
-
 def _data_dir() -> Path:
     """The data folder, honouring ``$WORKBOOK_DATA_DIR`` at call time."""
     override = os.environ.get("WORKBOOK_DATA_DIR")
-    return Path(override).expanduser() if override else _DEFAULT_DATA_DIR
+    return Path(override).expanduser() if override else default_data_dir()
 
 
 def _names_url() -> str:

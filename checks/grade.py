@@ -49,8 +49,9 @@ from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import apply, targets
 from checks.hints import HINTS
+from checks.paths import SOLUTIONS, cache_dir
 from checks.source import autograd_uses, lasting, numbers_written, reaches_around
-from checks.student import ROOT, answer_names, stub_source
+from checks.student import answer_names, stub_source
 from checks.verdict import Note, Result
 
 FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note"]
@@ -674,7 +675,7 @@ def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
 
 
 class Grader:
-    def __init__(self, out: Path, settings: Settings, solutions: Path = ROOT / "solutions",
+    def __init__(self, out: Path, settings: Settings, solutions: Path = SOLUTIONS,
                  cache: Path | None = None) -> None:
         self.out, self.settings = out, settings
         self.cache = cache or out / ".reference"  # reference values, kept between runs
@@ -762,7 +763,7 @@ def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
     return subs
 
 
-def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = ROOT / "solutions",
+def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SOLUTIONS,
           progress=print, cache: Path | None = None) -> list[dict]:
     """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
     the submissions hold get a reference run; ``cache`` keeps reference values between runs."""
@@ -922,7 +923,7 @@ def _write_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
 
 
 def self_check(path: Path, settings: Settings, only: str = "", fail_under: float = 0.0,
-               solutions: Path = ROOT / "solutions") -> int:
+               solutions: Path = SOLUTIONS) -> int:
     """A learner's own score, as the grader would give it; exit 1 when the share of passed checks
     (those whose name starts with ``only``) is below ``fail_under``, and 2, before any run, when the
     notebook is not a copy of one of the exercises. Only that exercise's reference is run, and it
@@ -971,8 +972,7 @@ def draw_numbers(folder: Path, seed: int | None, batch: int | None) -> tuple[int
 
 def self_check_cache() -> Path:
     """Where a learner's self-checks keep the reference values between calls."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "backprop-workbook" / "reference"
+    return cache_dir() / "reference"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -980,7 +980,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks")
     p.add_argument("--out", type=Path, help="folder for grades.csv, totals.csv and report.md")
     p.add_argument("--self", dest="self_check", action="store_true", help="grade your own notebook and print the score")
-    p.add_argument("--solutions", type=Path, default=ROOT / "solutions")
+    p.add_argument("--solutions", type=Path, default=SOLUTIONS)
     p.add_argument("--only", default="", help="with --self: count only checks whose name starts with this (e.g. ex1/)")
     p.add_argument("--fail-under", type=float, default=0.0, help="with --self: exit 1 below this share of passed checks")
     d = Settings()

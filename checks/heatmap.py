@@ -72,7 +72,7 @@ def diff_html(yours: torch.Tensor, expected: torch.Tensor, *, name: str | None =
         return sep.join(f"<span style='white-space:nowrap'>{_esc(p)}</span>" for p in parts)
 
     return ("<div class='workbook-heatmap' style='margin:4px 0 2px 4ch;font:11px monospace;"
-            "line-height:1.35;max-width:64ch;white-space:normal'>"
+            "line-height:1.35;max-width:64ch;white-space:normal;text-align:left'>"
             f"<div>{line(pic.parts[:2], ', ')}</div>"
             f"<div style='opacity:0.75;margin-bottom:3px'>{line(pic.parts[2:], '; ')}</div>"
             f"{pic.svg}</div>")
@@ -156,7 +156,7 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
     svg_h = legend_y + 20
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{svg_w}' height='{svg_h}' "
            f"viewBox='0 0 {svg_w} {svg_h}' role='img' aria-label='{_esc(caption)}' "
-           "style='display:block;font:9px monospace;overflow:visible'>",
+           "style='display:block;max-width:100%;height:auto;font:9px monospace;overflow:visible'>",
            f"<title>{_esc(caption)}</title>",
            f"<rect x='{x0 - 0.5}' y='{y0 - 0.5}' width='{width + 1}' height='{height + 1}' "
            f"fill='{WHITE}' stroke='{OUTLINE}'/>"]

@@ -54,11 +54,16 @@ class Hint:
     def _repr_html_(self) -> str:
         head = html.escape(f"{self.name}: " + (f"hint {self.number} of {self.of}, {self.title}"
                                                if self.number else self.title))
-        body = (f"<pre style='margin:4px 0;white-space:pre-wrap'>{html.escape(self.text)}</pre>"
+        # inline only: JupyterLab's stylesheet gives a <pre> its code font, no padding, no border
+        # and the page's background; say so here, for VS Code and Colab
+        pre = ("margin:4px 0;padding:0;border:none;background:transparent;color:inherit;"
+               "font-family:monospace;white-space:pre-wrap;text-align:left")
+        body = (f"<pre style='{pre}'>{html.escape(self.text)}</pre>"
                 if self.number in (0, self.of) and "\n" in self.text or self.number == 0
                 else f"<div style='margin:4px 0'>{code_html(self.text)}</div>")
         after = f"<div style='color:#57606a'>{code_html(self.after)}</div>" if self.after else ""
-        return (f"<div style='border-left:3px solid {NOTE};padding:2px 10px;font-family:sans-serif'>"
+        return (f"<div style='border:none;border-left:3px solid {NOTE};padding:2px 10px;"
+                "font-family:sans-serif;text-align:left'>"
                 f"<div style='color:{NOTE};font-weight:bold'>{head}</div>{body}{after}</div>")
 
 

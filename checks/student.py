@@ -30,7 +30,8 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+from checks.paths import ROOT
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
 _DESCRIBE = re.compile(r"^#\s*(hint\s+)?([A-Za-z_]\w*)(\+|\s+full)?:\s*(.*)$")

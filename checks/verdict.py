@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Colours that read on JupyterLab's light and dark themes alike (and in Colab and VS Code: inline
-# styles only, no theme variables).
+# styles only, no theme variables, no <style> element, no class that carries a look: the
+# ``workbook-*`` classes are hooks for tests).
 PASS, FAIL, TODO, NOTE = "#1a7f37", "#cf222e", "#8c959f", "#9a6700"
 TINT = {PASS: "rgba(26,127,55,0.10)", FAIL: "rgba(207,34,46,0.10)",
         TODO: "rgba(140,149,159,0.12)", NOTE: "rgba(191,135,0,0.12)"}

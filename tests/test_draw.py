@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from checks.draw import Drawing, Edge, Node, layout, makemore_graph, svg, value_graph
+from tests.builders import Value
 
 NS = "{http://www.w3.org/2000/svg}"
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,20 +224,6 @@ def test_makemore_graph_flows_from_the_inputs_to_the_loss():
     assert {n.id for n in nodes if n.kind == "tensor"} <= seen
     sources = {n.id for n in nodes} - {e.dst for e in edges}
     assert sources == {n.id for n in nodes if n.kind in ("input", "param")}
-
-
-class Value:
-    """micrograd's Value, as little of it as the map reads."""
-
-    def __init__(self, data, children=(), op="", label=""):
-        self.data, self.grad = data, 0.0
-        self._prev, self._op, self.label = tuple(children), op, label
-
-    def __add__(self, other):
-        return Value(self.data + other.data, (self, other), "+")
-
-    def __mul__(self, other):
-        return Value(self.data * other.data, (self, other), "*")
 
 
 def test_value_graph_draws_a_box_per_value_and_an_ellipse_per_operation():

@@ -74,7 +74,10 @@ def errors_of(nb) -> list[tuple[int, str, str]]:
 
 
 def test_committed_student_copies_are_what_the_script_generates():
-    assert generate(check=True) == [], "run `python -m checks.student` and commit notebooks/"
+    assert generate(check=True) == [], (
+        "notebooks/ is not what `python -m checks.student` generates: run it and commit notebooks/; if the "
+        "difference is your own work, keep it in a folder of your own (`backprop-workbook start DIR` copies "
+        "the notebooks there), since notebooks/ holds generated files")
 
 
 def test_every_solution_has_a_student_copy_without_outputs():
