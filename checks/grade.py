@@ -933,7 +933,12 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
     with tempfile.TemporaryDirectory() as tmp:
         rows = grade([path], Path(tmp), settings, solutions, progress=lambda s: print(s, file=sys.stderr),
                      cache=self_check_cache())
-    rows = [r for r in rows if r["check"].startswith(only)] or rows
+    if only and not any(r["check"].startswith(only) for r in rows):
+        prefixes = sorted({r["check"].split("/")[0] + "/" for r in rows})
+        print(f"no check's name starts with {only!r}: this notebook's start with {', '.join(prefixes)}",
+              file=sys.stderr)
+        return 2
+    rows = [r for r in rows if r["check"].startswith(only)]
     width = max(len(r["check"]) for r in rows)
     for r in rows:
         mark = "✓" if r["passed"] == "true" else "✗"

@@ -40,13 +40,14 @@ def _sha(path: Path) -> str:
 
 
 def forbidden(folder: Path) -> str | None:
-    """Why ``folder`` cannot hold a learner's copies (inside the package or the repository's
-    notebooks/ or solutions/, which the tests compare with the solutions), or None."""
+    """Why ``folder`` cannot hold a learner's copies, or None: not inside the package, nor inside
+    the repository's notebooks/ (generated files), solutions/ or tests/ (what its tests read)."""
     folder = folder.expanduser().resolve()
     places = [(PACKAGE, "the installed package")]
     if CHECKOUT:
         places += [(CHECKOUT / "notebooks", "the repository's notebooks/ (generated files)"),
-                   (CHECKOUT / "solutions", "the repository's solutions/")]
+                   (CHECKOUT / "solutions", "the repository's solutions/"),
+                   (CHECKOUT / "tests", "the repository's tests/")]
     for place, what in places:
         if folder == place or place in folder.parents:
             return f"{folder} is inside {what}: choose a folder of your own"

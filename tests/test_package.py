@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -133,7 +134,7 @@ def test_start_refuses_the_package_and_the_repositorys_generated_folders(tmp_pat
     assert "installed package" in forbidden(PACKAGE / "workbook")
     if CHECKOUT:
         assert "notebooks/" in forbidden(CHECKOUT / "notebooks")
-        assert forbidden(CHECKOUT / "solutions" / "x")
+        assert forbidden(CHECKOUT / "solutions" / "x") and forbidden(CHECKOUT / "tests")
         assert start(CHECKOUT / "notebooks", lab=False) == 2
         assert "choose a folder of your own" in capsys.readouterr().err
 
@@ -149,6 +150,45 @@ def test_start_opens_jupyterlab_there_with_allow_root_only_as_root(tmp_path, mon
     assert start(tmp_path / "w", lab=True) == 1
     assert "JupyterLab is not installed" in capsys.readouterr().err
     assert len(list((tmp_path / "w").glob("*.ipynb"))) == 4  # copied all the same
+
+
+@pytest.mark.skipif(CHECKOUT is None, reason="needs the repository")
+def test_the_repositorys_tests_never_collect_a_learners_folder():
+    """A learner who starts into the clone itself (``backprop-workbook start my-work``) and works
+    there: pytest, as the README runs it, collects nothing of theirs."""
+    folder = CHECKOUT / f".learner-{os.getpid()}"
+    try:
+        copy_notebooks(folder)
+        mine = folder / "03-makemore-backprop.ipynb"
+        mine.write_text(mine.read_text().replace("dlogprobs = ...", "dlogprobs = 0", 1))
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                              capture_output=True, text=True, cwd=CHECKOUT)
+        assert proc.returncode == 0, proc.stdout[-2000:]
+        assert "solutions/03-makemore-backprop.ipynb::Cell 0" in proc.stdout  # nbval collects the solutions
+        assert folder.name not in proc.stdout
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(tmp_path, monkeypatch, capsys):
+    import checks.grade
+
+    rows = [{"check": c, "passed": p, "mistake": m, "reason": "", "note": ""}
+            for c, p, m in [("ex1/dY", "true", ""), ("ex1/ds", "false", "sign"), ("ex2/dX", "false", "missing")]]
+    monkeypatch.setattr(checks.grade, "is_exercise", lambda path, solutions: True)
+    monkeypatch.setattr(checks.grade, "grade", lambda *a, **k: rows)
+    monkeypatch.setattr(checks.grade, "isolation", lambda sandbox: None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    from checks.cli import main
+
+    assert main(["check", "nb.ipynb", "--only", "ex1/", "--fail-under", "0.5"]) == 0
+    assert "1 / 2 checks pass" in capsys.readouterr().out
+    assert main(["check", "nb.ipynb", "--only", "ex1/", "--fail-under", "0.6"]) == 1
+    capsys.readouterr()
+    assert main(["check", "nb.ipynb", "--only", "ex9/"]) == 2
+    said = capsys.readouterr()
+    assert "no check's name starts with 'ex9/'" in said.err and "ex1/, ex2/" in said.err
+    assert "checks pass" not in said.out
 
 
 # ---------------------------------------------------------------- Colab: the first code cell, the badge
