@@ -50,6 +50,8 @@ from checks.diagnose import Context
 from checks.facts import apply, targets
 from checks.hints import HINTS
 from checks.paths import SOLUTIONS, cache_dir
+from checks.scores import ScoresError, ensure_overrides, load_overrides, with_overrides
+from checks.scores import totals as points_of
 from checks.source import autograd_uses, lasting, numbers_written, reaches_around
 from checks.student import answer_names, stub_source
 from checks.verdict import Note, Result
@@ -886,14 +888,16 @@ def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None,
                   settings: Settings | None = None) -> None:
     rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))  # stable: checks stay in notebook order
     _write_csv(out / "grades.csv", FIELDS, rows)
-    totals = collections.OrderedDict()
-    for r in rows:
-        t = totals.setdefault((r["submission"], r["notebook"]), [0, 0])
-        t[0] += r["passed"] == "true"
-        t[1] += 1
-    _write_csv(out / "totals.csv", ["submission", "notebook", "passed", "checks", "score"],
-               [{"submission": s, "notebook": n, "passed": p, "checks": c, "score": f"{p / c:.3f}"}
-                for (s, n), (p, c) in totals.items()])
+    try:  # the instructor's overrides: never written here but for an empty file with its header
+        overrides, unread = load_overrides(ensure_overrides(out)), []
+    except ScoresError as why:
+        overrides, unread = [], [f"{why} (no override applied)"]
+    scores, warnings = with_overrides(rows, overrides)
+    warnings = unread + warnings
+    passed = collections.Counter((r["submission"], r["notebook"]) for r in rows if r["passed"] == "true")
+    _write_csv(out / "totals.csv", ["submission", "notebook", "passed", "checks", "points", "score"],
+               [{"submission": s, "notebook": n, "passed": passed[(s, n)], "checks": f"{c:g}", "points": f"{p:g}",
+                 "score": f"{p / c:.3f}"} for (s, n), (p, c) in points_of(scores).items()])
     per_check: dict[tuple[str, str], list[dict]] = collections.OrderedDict()
     for r in sorted(rows, key=lambda r: r["notebook"]):
         per_check.setdefault((r["notebook"], r["check"]), []).append(r)
@@ -906,6 +910,8 @@ def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None,
         words = collections.Counter(r["mistake"] or "error" for r in rs if r["passed"] != "true")
         common = ", ".join(f"{w} ({k})" for w, k in words.most_common(3))
         lines.append(f"| {nb} | {check} | {sum(r['passed'] == 'true' for r in rs)} / {len(rs)} | {common} |")
+    if warnings:
+        lines += ["", "## Overrides not applied", ""] + [f"- {w}" for w in warnings]
     if ignored:
         lines += ["", "## Copies not graded", "",
                   "A submission held several copies of one exercise; the one named like the exercise (else the first "
