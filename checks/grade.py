@@ -24,6 +24,7 @@ import contextlib
 import csv
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -766,12 +767,15 @@ def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
 
 
 def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SOLUTIONS,
-          progress=print, cache: Path | None = None) -> list[dict]:
+          progress=print, cache: Path | None = None, executor: str = "local",
+          scheduler: str | None = None) -> list[dict]:
     """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
-    the submissions hold get a reference run; ``cache`` keeps reference values between runs."""
+    the submissions hold get a reference run; ``cache`` keeps reference values between runs.
+    ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one)."""
     out = out.resolve()  # the grading runs in other working folders: relative paths would break
     paths = [p.resolve() for p in paths]
     out.mkdir(parents=True, exist_ok=True)
+    requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
     if settings.sandbox == "none":
         progress("no sandbox: learner code runs as you and can read what you can (see the README)")
@@ -794,45 +798,63 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SO
         progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
     started, finished = time.monotonic(), len(subs) - len(todo)
 
+    def record(sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
+        """Keep a submission's rows whole, in the out folder only (atomic: all or nothing)."""
+        tmp = done_dir / (_key(sub, nbs, settings) + ".tmp")
+        tmp.write_text(json.dumps({"rows": rows, "ignored": ignored}))
+        tmp.replace(done_dir / _key(sub, nbs, settings))
+
     def one(sub: str, nbs: list[Path]) -> tuple[str, list[dict]]:
-        rows = []
-        if not nbs:
-            rows.append({"submission": sub, "notebook": "-", **_row("-", False, "", "no notebook in this submission")})
-        chosen, ignored = one_copy_each(nbs, grader.exercises)
-        for other, kept in ignored:
-            progress(f"{sub}: {other.name} is another copy of {kept.name}'s exercise: only {kept.name} is graded")
-        for nb in chosen:
-            rows += grader.grade_notebook(sub, nb)
+        rows, ignored = grade_submission(grader, sub, nbs, progress)
         if _STOPPING.is_set():
             return sub, []  # cut short by Ctrl-C: graded again next time
-        record = {"rows": rows, "ignored": [f"{o.name} (graded: {k.name})" for o, k in ignored]}
-        tmp = done_dir / (_key(sub, nbs, settings) + ".tmp")
-        tmp.write_text(json.dumps(record))
-        tmp.replace(done_dir / _key(sub, nbs, settings))  # atomic: a submission is recorded whole or not at all
+        record(sub, nbs, rows, ignored)
         return sub, rows
 
+    def shown(sub: str, rows: list[dict]) -> None:
+        nonlocal finished
+        finished += 1
+        passed = sum(r["passed"] == "true" for r in rows)
+        rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
+        progress(f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass ({rate:.1f} submissions/min)")
+
     _STOPPING.clear()
-    pool = ThreadPoolExecutor(max_workers=settings.jobs)
     try:
-        futures = [pool.submit(one, s, nbs) for s, nbs in todo]
-        for fut in as_completed(futures):
-            sub, rows = fut.result()
-            finished += 1
-            passed = sum(r["passed"] == "true" for r in rows)
-            rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
-            progress(f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass ({rate:.1f} submissions/min)")
+        if executor == "dask":
+            from checks.cluster import grade_on_dask
+
+            grade_on_dask(todo, grader, requested, scheduler, record, shown, progress)
+        else:
+            with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
+                try:
+                    for fut in as_completed([pool.submit(one, s, nbs) for s, nbs in todo]):
+                        shown(*fut.result())
+                except KeyboardInterrupt:
+                    _stop_all()
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
     except KeyboardInterrupt:
-        _stop_all()
-        pool.shutdown(wait=True, cancel_futures=True)
         rows, ignored = _recorded(subs, done_dir, settings)
         write_reports(rows, out, ignored, settings)
         done = sum((done_dir / _key(s, nbs, settings)).exists() for s, nbs in subs)
         progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
         raise
-    pool.shutdown(wait=True)
     rows, ignored = _recorded(subs, done_dir, settings)
     write_reports(rows, out, ignored, settings)
     return rows
+
+
+def grade_submission(grader: Grader, sub: str, nbs: list[Path], progress=print) -> tuple[list[dict], list[str]]:
+    """One submission's rows, and its copies not graded ("file (graded: file)")."""
+    rows = []
+    if not nbs:
+        rows.append({"submission": sub, "notebook": "-", **_row("-", False, "", "no notebook in this submission")})
+    chosen, ignored = one_copy_each(nbs, grader.exercises)
+    for other, kept in ignored:
+        progress(f"{sub}: {other.name} is another copy of {kept.name}'s exercise: only {kept.name} is graded")
+    for nb in chosen:
+        rows += grader.grade_notebook(sub, nb)
+    return rows, [f"{o.name} (graded: {k.name})" for o, k in ignored]
 
 
 def one_copy_each(nbs: list[Path], exercises: dict[str, Exercise]) -> tuple[list[Path], list[tuple[Path, Path]]]:
@@ -1005,11 +1027,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=d.jobs)
     p.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto",
                    help="where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works (default)")
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="local: a thread per job on this machine; dask: tasks on a dask cluster (the [dask] extra)")
+    p.add_argument("--scheduler", help="with --executor dask: the scheduler's address (default: a local cluster "
+                   "of --jobs workers)")
     p.add_argument("--strict-shapes", action="store_true",
                    help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)")
     a = p.parse_args(argv)
     if a.out is None and not a.self_check:
         p.error("--out DIR is needed (or --self)")
+    if a.executor == "dask" and importlib.util.find_spec("distributed") is None:
+        print("--executor dask needs dask's distributed: pip install 'backprop-workbook[dask]'", file=sys.stderr)
+        return 2
     if a.self_check and not is_exercise(a.submissions[0], a.solutions):
         return 2  # before anything is drawn, run or written
     try:
@@ -1024,7 +1053,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.self_check:
         return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
     try:
-        rows = grade(a.submissions, a.out, settings, a.solutions)
+        rows = grade(a.submissions, a.out, settings, a.solutions, executor=a.executor, scheduler=a.scheduler)
     except KeyboardInterrupt:
         print("interrupted: the submissions graded so far are in the reports; run again to grade the rest",
               file=sys.stderr)

@@ -27,9 +27,9 @@ from checks.start import MANIFEST, copy_notebooks, forbidden, lab_command, start
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 REPO_URL = PYPROJECT["project"]["urls"]["Repository"]
-GRADE_ONLY = {"checks.grade", "checks.student", "checks.nbrecord"}  # instructors' modules: [grade]
+GRADE_ONLY = {"checks.grade", "checks.student", "checks.nbrecord", "checks.cluster"}  # [grade], [dask]
 NOT_IN_LEARNER_INSTALL = ["nbformat", "nbval", "pytest", "jupyter_client", "jupyter_core", "IPython",
-                          "ipykernel", "nbclient", "jupyterlab", "numpy"]
+                          "ipykernel", "nbclient", "jupyterlab", "numpy", "distributed", "dask"]
 
 
 def _code(nb: Path) -> list[dict]:
@@ -86,7 +86,7 @@ def test_extras_split_by_who_installs_them():
     names = {k: {d.split(">")[0].split("=")[0].split("[")[0] for d in v} for k, v in extras.items()}
     assert names["lab"] == {"jupyterlab"}
     assert {"nbval", "nbformat", "pytest"} <= names["grade"] and "jupyterlab" not in names["grade"]
-    assert "backprop-workbook[lab,grade]" in extras["dev"]
+    assert names["dask"] == {"distributed"} and "backprop-workbook[lab,grade,dask]" in extras["dev"]
     assert project["scripts"]["backprop-workbook"] == "checks.cli:main"
 
 

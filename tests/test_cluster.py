@@ -1,0 +1,107 @@
+"""Grading on dask (checks/cluster.py): the same rows as the local executor, a resume, and a worker
+that dies, on a LocalCluster of two worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from checks.grade import Settings, grade
+from checks.paths import NOTEBOOKS
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+pytestmark = pytest.mark.slow
+NB2 = "02-tensor-backprop.ipynb"
+SETTINGS = Settings(seed=5, batch=20, steps=20, cell_timeout=60, notebook_timeout=300, jobs=2)
+
+
+def a_class(root: Path) -> list[Path]:
+    """Three learners of notebook 02: one answer right, a folder with a second copy and a stray
+    notebook, and a bare notebook file."""
+    blank = (NOTEBOOKS / NB2).read_text()
+    (root / "ann").mkdir(parents=True)
+    (root / "ann" / NB2).write_text(blank.replace("dY = ...", "dY = dD.clone()", 1))
+    (root / "bob" / "old").mkdir(parents=True)
+    (root / "bob" / NB2).write_text(blank.replace("dY = ...", "dY = -dD", 1))
+    (root / "bob" / "old" / "02-tensor-backprop-copy.ipynb").write_text(blank)
+    (root / "bob" / "notes.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    (root / "cy.ipynb").write_text(blank)
+    return [root / "ann", root / "bob", root / "cy.ipynb"]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cluster")
+    subs = a_class(root / "subs")
+    cache = root / "cache"
+    local = grade(subs, root / "local", SETTINGS, progress=lambda s: None, cache=cache)
+    said: list[str] = []
+    on_dask = grade(subs, root / "dask", SETTINGS, progress=said.append, cache=cache, executor="dask")
+    return root, subs, cache, local, on_dask, said
+
+
+def test_dask_gives_the_local_executors_rows_byte_for_byte(graded):
+    root, _, _, local, on_dask, said = graded
+    assert local == on_dask and len(local) == 22 + 22 + 1 + 22
+    assert (root / "local" / "grades.csv").read_bytes() == (root / "dask" / "grades.csv").read_bytes()
+    assert (root / "local" / "report.md").read_bytes() == (root / "dask" / "report.md").read_bytes()
+    assert any(s.startswith("dask: a local cluster of 2 workers at tcp://127.0.0.1:") for s in said)
+    passed = {(r["submission"], r["check"]) for r in on_dask if r["passed"] == "true"}
+    assert passed == {("ann", "ex1/dY")}
+    bob = {r["check"]: r for r in on_dask if r["submission"] == "bob"}
+    assert bob["ex1/dY"]["mistake"] == "sign" and "not one of the exercises" in bob["-"]["reason"]
+    assert "02-tensor-backprop-copy.ipynb (graded: 02-tensor-backprop.ipynb)" in (root / "dask" / "report.md").read_text()
+
+
+def test_dask_resumes_where_it_stopped(graded):
+    root, subs, cache, _, on_dask, _ = graded
+    done = sorted((root / "dask" / ".done").glob("*.json"))
+    assert len(done) == 3
+    done[0].unlink()  # as if the run had stopped before this submission
+    said: list[str] = []
+    again = grade(subs, root / "dask", SETTINGS, progress=said.append, cache=cache, executor="dask")
+    assert "resuming: 2 of 3 submissions already graded" in said
+    assert sum(s.startswith("[3/3]") for s in said) == 1 and again == on_dask
+
+
+def test_a_worker_that_dies_gives_its_submission_a_row_and_the_rest_finish(graded):
+    root, subs, cache, local, _, _ = graded
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                           dashboard_address=None)
+    watcher = distributed.Client(cluster)
+    pids = watcher.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_bobs_worker() -> None:
+        deadline = time.monotonic() + 120
+        while not killed and time.monotonic() < deadline:
+            for worker, keys in watcher.processing().items():
+                if any("-bob" in str(k) for k in keys) and worker in pids:
+                    time.sleep(1.0)  # let it start the notebook
+                    os.kill(pids[worker], signal.SIGKILL)
+                    killed.append(pids[worker])
+                    return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=kill_bobs_worker, daemon=True)
+    thread.start()
+    try:
+        rows = grade(subs, root / "killed", SETTINGS, progress=lambda s: None, cache=cache, executor="dask",
+                     scheduler=cluster.scheduler_address)
+    finally:
+        thread.join(timeout=5)
+        watcher.close()
+        cluster.close()
+    assert killed
+    bob = [r for r in rows if r["submission"] == "bob"]
+    assert len(bob) == 3 and all(r["passed"] == "false" and "the grading worker failed (KilledWorker" in r["reason"]
+                                 for r in bob)
+    assert [r for r in rows if r["submission"] != "bob"] == [r for r in local if r["submission"] != "bob"]
