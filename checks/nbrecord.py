@@ -1,6 +1,6 @@
 """A pytest plugin for the grader's nbval runs (``-p checks.nbrecord``), in the test runner,
 outside the kernel: it keeps, cell by cell, the messages the grader's cells send
-(``checks.recorder.MIME``) in a file the kernel cannot reach (``--grade-records FILE``), and with
+(``checks.mime.MIME``) in a file the kernel cannot reach (``--grade-records FILE``), and with
 ``--grade-ipc`` it talks to the kernel over Unix sockets (a sandboxed kernel has no network).
 """
 
@@ -15,7 +15,7 @@ from jupyter_client.manager import KernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from traitlets import CaselessStrEnum
 
-from checks.recorder import MIME
+from checks.mime import MIME
 
 MAX_CELL_BYTES = 256 * 2**20  # what one cell may send; more is dropped (and so not recorded)
 

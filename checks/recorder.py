@@ -24,7 +24,8 @@ from typing import Any
 
 import torch
 
-MIME = "application/vnd.backprop-workbook.record+json"
+from checks.mime import MIME
+
 STATE_LIMIT = 2**16  # elements: larger tensors (a whole data set) are left as the notebook made them
 _ORIGINAL: dict[str, Callable] = {}
 _STATE: dict[str, Any] = {}  # the instructor's state as handed in so far (this kernel's copy)
