@@ -350,6 +350,7 @@ class Run:
     seconds: float
     states: dict[int, dict] = field(default_factory=dict)  # reference run: answer cell k -> the state before it
     autograd: dict[int, list[str]] = field(default_factory=dict)  # a cell -> the autograd calls made while it ran
+    cell_seconds: dict[int, float] = field(default_factory=dict)  # a cell -> its time as the test runner took it
 
 
 def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Settings,
@@ -407,7 +408,8 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
                 _RUNNING.discard(proc.pid)
     finally:
         shutil.rmtree(private, ignore_errors=True)
-    run = Run({}, _cell_errors(junit), fault, 0.0)
+    errors, seconds = _cells(junit)
+    run = Run({}, errors, fault, 0.0, cell_seconds=seconds)
     try:
         _read_records(records, plan, run)
     except Exception as exc:  # a record the grader cannot read: nothing of it is kept
@@ -487,22 +489,23 @@ def _kernel_alive(parent: int) -> bool | None:
     return False
 
 
-def _cell_errors(junit: Path) -> dict[int, str]:
+def _cells(junit: Path) -> tuple[dict[int, str], dict[int, float]]:
+    """From the test runner's report: each failing cell's error in one line, and each cell's time."""
     errors: dict[int, str] = {}
-    if not junit.exists():
-        return errors
+    seconds: dict[int, float] = {}
     try:
         root = ET.parse(junit).getroot()
-    except ET.ParseError:
-        return errors
+    except (OSError, ET.ParseError):
+        return errors, seconds
     for case in root.iter("testcase"):
         name = case.get("name", "")
-        bad = case.find("failure") if case.find("failure") is not None else case.find("error")
-        if bad is None or not name.startswith("Cell "):
+        if not name.startswith("Cell "):
             continue
-        text = (bad.get("message") or "") + "\n" + (bad.text or "")
-        errors[int(name.split()[1])] = _one_line_error(text)
-    return errors
+        seconds[int(name.split()[1])] = float(case.get("time") or 0.0)
+        bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if bad is not None:
+            errors[int(name.split()[1])] = _one_line_error((bad.get("message") or "") + "\n" + (bad.text or ""))
+    return errors, seconds
 
 
 def _one_line_error(text: str) -> str:
