@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from checks.grade import Grader, Settings, grade_submission, isolation
+from checks.grade import Grader, Settings, _row, grade_submission, isolation
 
 
 @dataclasses.dataclass
@@ -52,11 +52,10 @@ def grade_task(sub: str, files: dict[str, bytes], settings: Settings, shared: Sh
 
 
 def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
+    """A row per notebook of a submission whose task failed for good (one, without notebooks)."""
     reason = f"the grading worker failed ({type(why).__name__}: {str(why)[:200]}); grade it again with --executor local"
-    return [{"submission": sub, "notebook": nb.name, "check": "-", "passed": "false", "mistake": "",
-             "reason": reason, "note": ""} for nb in nbs] or [
-        {"submission": sub, "notebook": "-", "check": "-", "passed": "false", "mistake": "", "reason": reason,
-         "note": ""}]
+    return [{"submission": sub, "notebook": name, **_row("-", False, "", reason)}
+            for name in [nb.name for nb in nbs] or ["-"]]
 
 
 def grade_on_dask(todo: list[tuple[str, list[Path]]], grader: Grader, settings: Settings,

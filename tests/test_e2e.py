@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from checks.compare import FAIL, PASS, TODO
+from tests.browser import CHROMIUM, CHROMIUM_FLAGS, require_browser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -38,15 +39,6 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "03-makemore-backprop.ipynb"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # the README's pictures
-CHROMIUM = Path(os.environ.get("WORKBOOK_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TOKEN = "e2e-" + os.urandom(12).hex()
 
 # Timeouts (ms): generous, since a cold start imports torch and JupyterLab on a small machine; each wait ends as soon as
@@ -72,12 +64,7 @@ KERNEL_IDLE_JS = """() => {
 
 
 def _require_tools():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: run `bash tests/e2e_setup.sh` (apt-get install chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.skip("the playwright package is not installed: run `bash tests/e2e_setup.sh` (pip install playwright)")
+    require_browser()
     try:
         import checks.data
 

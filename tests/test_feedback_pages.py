@@ -23,6 +23,7 @@ from checks import check_numeric
 from checks.feedback import learner_text, page_names, sentences, write_pages
 from checks.grade import Settings, judge_one
 from checks.verdict import FAIL, PASS
+from tests.browser import CHROMIUM, CHROMIUM_FLAGS, require_browser
 
 NB3, NB2 = "03-makemore-backprop.ipynb", "02-tensor-backprop.ipynb"
 FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note"]
@@ -383,14 +384,9 @@ def test_the_command_line_writes_the_pages(out, pages, tmp_path):
 
 
 def _chromium():
-    from tests.test_e2e import CHROMIUM, CHROMIUM_FLAGS
+    require_browser()
+    from playwright.sync_api import sync_playwright
 
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: run `bash tests/e2e_setup.sh`")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed: run `bash tests/e2e_setup.sh`")
     return sync_playwright, CHROMIUM, CHROMIUM_FLAGS
 
 
