@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 
 import pytest
@@ -16,6 +17,11 @@ from jupyter_core.paths import jupyter_runtime_dir
 from traitlets import CaselessStrEnum
 
 from checks.mime import MIME
+
+# jsonschema (under nbformat, under nbval) imports rfc3987_syntax where it is installed, for its
+# "iri" format check, and that builds a grammar at import: 0.7 s of every grading run. nbformat's
+# schema checks no such format, so this process, loaded before nbval, goes without it.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 MAX_CELL_BYTES = 256 * 2**20  # what one cell may send; more is dropped (and so not recorded)
 
