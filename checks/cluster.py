@@ -10,16 +10,20 @@ the rows; only the client, on the instructor's machine, writes them into the out
 Without ``--scheduler`` a ``LocalCluster`` runs on loopback: one process per job, one thread each.
 A task whose worker dies is retried by dask (``distributed.scheduler.allowed-failures``); when it
 fails for good, its submission gets a row per notebook with the reason, and the rest go on.
+On Ctrl-C the client cancels its tasks and has every worker kill their grading runs
+(``grade.stop_task_runs``); a task's later notebooks do not start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from checks import grade
 from checks.grade import Grader, Settings, _row, grade_submission, isolation
 
 
@@ -37,9 +41,20 @@ def _files(nbs: list[Path]) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in nbs}
 
 
-def grade_task(sub: str, files: dict[str, bytes], settings: Settings, shared: Shared) -> tuple[list[dict], list[str]]:
-    """On a worker: write what the task carries into a temporary folder and grade it there."""
+def grade_task(sub: str, files: dict[str, bytes], settings: Settings, shared: Shared,
+               task: str) -> tuple[list[dict], list[str]]:
+    """On a worker: write what the task carries into a temporary folder and grade it there. Its
+    grading runs are known by ``task`` (the future's key), for the client's Ctrl-C."""
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
+    grade._TASK.name = task
+    try:
+        return _grade_in_folder(sub, files, settings, shared)
+    finally:
+        grade._TASK.name = None
+
+
+def _grade_in_folder(sub: str, files: dict[str, bytes], settings: Settings,
+                     shared: Shared) -> tuple[list[dict], list[str]]:
     with tempfile.TemporaryDirectory(prefix="workbook-task-") as tmp:
         root = Path(tmp)
         for folder, items in (("solutions", shared.solutions), ("cache", shared.references), ("sub", files)):
@@ -77,7 +92,7 @@ def grade_on_dask(todo: list[tuple[str, list[Path]]], grader: Grader, settings: 
     client = Client(scheduler or cluster)
     try:
         on_workers = client.scatter(shared, broadcast=True)
-        futures = {client.submit(grade_task, sub, _files(nbs), settings, on_workers,
+        futures = {client.submit(grade_task, sub, _files(nbs), settings, on_workers, f"grade-{i}-{sub}",
                                  key=f"grade-{i}-{sub}", pure=False): (sub, nbs)
                    for i, (sub, nbs) in enumerate(todo)}
         try:
@@ -89,8 +104,10 @@ def grade_on_dask(todo: list[tuple[str, list[Path]]], grader: Grader, settings: 
                     rows, ignored = _died_rows(sub, nbs, why), []
                 record(sub, nbs, rows, ignored)
                 shown(sub, rows)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # the workers kill these tasks' runs (pytest, the kernel and its children)
             client.cancel(list(futures))
+            with contextlib.suppress(Exception):
+                client.run(grade.stop_task_runs, [f.key for f in futures])
             raise
     finally:
         client.close()

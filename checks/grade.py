@@ -331,16 +331,34 @@ def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
 # ---------------------------------------------------------------- running
 
 
-_RUNNING: set[int] = set()  # the process groups of the grading runs under way
+_RUNNING: dict[int, str | None] = {}  # the process groups of the grading runs under way -> their task
 _STOPPING = threading.Event()  # set by Ctrl-C: runs cut short are not recorded as graded
+_STOPPED_TASKS: set[str] = set()  # dask tasks the client gave up: their runs are killed, no more start
+_TASK = threading.local()  # .name: the dask task this thread runs, if any
+STOPPED = "grading was stopped (Ctrl-C) before this notebook ran"
 
 
 def _stop_all() -> None:
     """Kill every grading run under way (each is its own process group, kernel included)."""
     _STOPPING.set()
-    for pid in list(_RUNNING):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+    stop_task_runs(None)
+
+
+def stop_task_runs(tasks: list[str] | None) -> int:
+    """Kill the grading runs of ``tasks`` (None: every run of this process), and let those tasks
+    start no more; on a dask worker, at the client's Ctrl-C. How many runs were killed."""
+    _STOPPED_TASKS.update(tasks or [])
+    killed = 0
+    for pid, task in list(_RUNNING.items()):
+        if tasks is None or task in tasks:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+                killed += 1
+    return killed
+
+
+def _stopped() -> bool:
+    return _STOPPING.is_set() or getattr(_TASK, "name", None) in _STOPPED_TASKS
 
 
 @dataclass
@@ -363,13 +381,15 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
     does not see; the kernel gets a scratch folder of its own, removed afterwards."""
     if not isinstance(plan, Plan):
         plan = Plan(plan, [""] * len(plan.cells))
+    if _stopped():  # Ctrl-C, or the dask client gave this task up: the submission's other notebooks
+        return Run({}, {}, STOPPED, 0.0)
     workdir.mkdir(parents=True, exist_ok=True)
     nb_path, records, junit = workdir / "grading.ipynb", workdir / "records.jsonl", workdir / "junit.xml"
     for p in (records, junit):
         p.unlink(missing_ok=True)
     nbformat.write(plan.nb, nb_path)
     (workdir / "pytest.ini").write_text("[pytest]\n")
-    private = Path(tempfile.mkdtemp(prefix="wb-"))  # short: Unix socket paths are limited to ~100 bytes
+    private = Path(tempfile.mkdtemp(prefix="wb-", dir=_short_temp()))
     scratch, runtime = private / "s", private / "r"
     scratch.mkdir()
     runtime.mkdir()
@@ -390,24 +410,27 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
            f"--junitxml={junit}", "-c", str(workdir / "pytest.ini"), "--rootdir", str(workdir), str(nb_path)]
     limit = settings.memory_mb * 2**20
 
+    parent = os.getpid()
+
     def limits() -> None:  # in the child: its own process group, and a cap on memory for it and the kernel
         os.setsid()
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        _die_with(parent)
 
     started, fault = time.monotonic(), None
     try:
         with open(workdir / "pytest.log", "wb") as log:
             proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     preexec_fn=limits)
-            _RUNNING.add(proc.pid)
+            _RUNNING[proc.pid] = getattr(_TASK, "name", None)
             try:
                 fault = _watch(proc, started + settings.notebook_timeout, settings.notebook_timeout)
             finally:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                _RUNNING.discard(proc.pid)
+                _RUNNING.pop(proc.pid, None)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     errors, seconds = _cells(junit)
@@ -420,6 +443,33 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
         run.fault = "the notebook did not run to the end (the kernel or the test runner died)"
     run.seconds = time.monotonic() - started
     return run
+
+
+SOCKET_ROOM = 40  # characters of folder name that leave room for a kernel's Unix socket paths (~107 at most)
+
+
+def _short_temp() -> str:
+    """A temporary folder whose name is short enough for the kernel's Unix sockets: the usual one
+    (``$TMPDIR``), or ``/tmp`` when that is too long (a test's folder, macOS's /var/folders/...)."""
+    usual = tempfile.gettempdir()
+    if len(usual) <= SOCKET_ROOM or not os.access("/tmp", os.W_OK):
+        return usual
+    return "/tmp"
+
+
+def _die_with(parent: int) -> None:
+    """In a test runner about to start (Linux): be killed when the grader's process ends, however
+    it ends (a dask worker closed or killed, the grader killed); the sandboxed kernel dies with the
+    test runner (bwrap --die-with-parent), an unsandboxed one within a second (ipykernel watches
+    its parent). Elsewhere the runs are killed by process group on Ctrl-C only."""
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it ended before the line above
+        os._exit(1)
 
 
 def _read_records(path: Path, plan: Plan, run: Run) -> None:

@@ -3,8 +3,10 @@ that dies, on a LocalCluster of two worker processes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -105,3 +107,67 @@ def test_a_worker_that_dies_gives_its_submission_a_row_and_the_rest_finish(grade
     assert len(bob) == 3 and all(r["passed"] == "false" and "the grading worker failed (KilledWorker" in r["reason"]
                                  for r in bob)
     assert [r for r in rows if r["submission"] != "bob"] == [r for r in local if r["submission"] != "bob"]
+
+
+def processes_under(folder: Path) -> list[str]:
+    """The command lines of the processes that name ``folder`` (test runners, kernels, sandboxes)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(folder) in cmd:
+                found.append(f"{entry.name}: {cmd[:160]}")
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the processes left behind")
+@pytest.mark.parametrize("executor", ["dask", "local"])
+def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executor):
+    """Ctrl-C in the terminal (SIGINT to the grader's process group, dask's workers included) while
+    two learners' kernels sit in a 200 s cell: the grader exits, and within seconds nothing it
+    started (pytest, the sandbox, the kernel) is left running."""
+    import shutil
+    import subprocess
+    import sys
+
+    root, _, cache, _, _, _ = graded
+    blank = (NOTEBOOKS / NB2).read_text()
+    subs = []
+    for name in ("dora", "eli"):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        slow = blank.replace("dY = ...", "import time\\ntime.sleep(200)\\ndY = dD.clone()", 1)
+        (tmp_path / "subs" / name / NB2).write_text(slow)
+        subs.append(tmp_path / "subs" / name)
+    out = tmp_path / "out"
+    scratch = Path(tempfile.mkdtemp(prefix="wbc-", dir="/tmp"))  # short: the kernels' sockets live under it
+    shutil.copytree(cache, out / ".reference")
+    cmd = [sys.executable, "-m", "checks.grade", *map(str, subs), "--out", str(out), "--executor", executor,
+           "--jobs", "2", "--seed", str(SETTINGS.seed), "--batch", str(SETTINGS.batch), "--steps",
+           str(SETTINGS.steps), "--cell-timeout", "300"]
+    env = {**os.environ, "TMPDIR": str(scratch)}  # every folder the runs make, so every process names it
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while len([p for p in processes_under(scratch) if "ipykernel" in p]) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None, processes_under(scratch)
+            time.sleep(0.5)
+        time.sleep(2)
+        os.killpg(proc.pid, signal.SIGINT)
+        text, _ = proc.communicate(timeout=90)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "stopped: 0 of 2 submissions graded" in text, text[-3000:]
+    deadline = time.monotonic() + 15
+    while processes_under(scratch) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = processes_under(scratch)
+    for line in left:  # do not leave them to the rest of the suite
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    shutil.rmtree(scratch, ignore_errors=True)
+    assert not left, left

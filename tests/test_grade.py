@@ -345,6 +345,24 @@ def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path, box):
     assert run.fault == KERNEL_DIED  # the cell timeout (50 min) did not have to run out
 
 
+@pytest.mark.skipif(not bwrap(), reason="bubblewrap cannot make a sandbox here")
+def test_a_long_temporary_folder_still_gives_the_kernel_its_sockets(tmp_path, monkeypatch):
+    """$TMPDIR 130 characters long: the sandboxed kernel's Unix socket paths would pass the limit
+    (about 107), so its folder goes to /tmp instead, and every cell runs."""
+    import tempfile
+
+    from checks.grade import run_notebook
+
+    long = tmp_path / ("t" * max(1, 130 - len(str(tmp_path))))
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1 + 1"), nbformat.v4.new_code_cell("x")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=120, notebook_timeout=300, sandbox="bwrap"))
+    assert run.fault is None and not run.cell_errors, (run.fault, run.cell_errors)
+    assert len(run.cell_seconds) == 2
+
+
 def test_seed_and_batch_are_drawn_fresh_kept_for_a_resumed_run_and_reported(tmp_path):
     from checks.grade import draw_numbers
 
