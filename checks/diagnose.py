@@ -310,10 +310,9 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
         if found:
             mistake, hint = found
             return mistake, hint + (_unmeasured(ctx) if single and mistake == "scale" else "")
-    if single:
-        yours, expected = fmt_num(float(y.flatten()[0])), fmt_num(float(e.flatten()[0]))
+    if single:  # the numbers follow in the worst element's sentence (``Result.where``): a hint states no expected value
         whence = "" if ctx.value else f" (from {ctx.source})"
-        hint = f"your {ctx.answer} is {yours}, but {ctx.target} is {expected}{whence}: re-derive it step by step."
+        hint = f"your {ctx.answer} is not {ctx.target}{whence}: re-derive it step by step."
     else:
         hint = f"your {ctx.answer} differs from {ctx.target} in no recognisable way: re-derive it step by step."
     return "wrong", hint + _unmeasured(ctx)

@@ -27,7 +27,6 @@ import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
-from checks.feedback import learner_text
 from checks.paths import CHECKOUT, SOLUTIONS
 from checks.scores import Score, ScoresError, Student, class_scores, fmt_points, totals
 
@@ -67,7 +66,7 @@ def gradescope_results(scores: list[Score], seconds: float | None = None) -> dic
     for s in scores:
         name = f"{s.notebook.removesuffix('.ipynb')} · {s.check}"
         words = s.mistake or ("pass" if s.passed else "error")
-        said = learner_text(s.reason if not s.passed else s.note)
+        said = s.feedback if not s.passed else s.note
         tests.append({"name": name, "score": s.points, "max_score": s.max_points,
                       "status": "passed" if s.points >= s.max_points else "failed",
                       "output": f"{words}: {said}" if said else words, "visibility": "visible"})

@@ -13,13 +13,10 @@ The pages are one file each with inline styles only: no ``<style>`` element, no 
 stylesheet, font or picture to fetch, so they look the same in any browser and as an e-mail
 attachment (the colours are the notebook's, ``checks.verdict``).
 
-They never show an expected value: a row's ``reason`` is the notebook's hint followed by the worst
-element (``yours -0.328152, expected -0.323575 from autograd``), and a wrong single number's hint
-names the right one. :func:`learner_text` splits a reason into sentences and keeps of each sentence
-that states an expected value only what does not (how many elements differ, where the worst one
-is, the learner's own number where nothing on the page relates it to the expected one); every
-other sentence that puts a number after "expected" goes whole. Solution code never reaches a
-reason: the grading kernel never holds it (``checks.grade``).
+They never show an expected value: they show a row's ``feedback`` (``checks.verdict.Result.feedback``:
+the hint, which states no expected value, and how many elements differ and where the worst one is),
+never its ``reason`` (the instructor's column, with the worst element's expected value). Solution
+code never reaches a row: the grading kernel never holds it (``checks.grade``).
 """
 
 from __future__ import annotations
@@ -39,79 +36,6 @@ from checks.verdict import COLOURS, FAIL, NOTE, PASS, TINT, TODO, code_html
 
 FOLDER = "feedback"
 INDEX = "index.html"
-
-# ---------------------------------------------------------------- what a learner may read
-
-# a number as checks.verdict._num writes it ("-0.323575", "1e-05", "nan", "inf")
-_NUM = r"[-+]?(?:nan|inf|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
-_INDEX = r"\((?:\d+(?:, ?\d+)*,?)?\)"  # an element's index: (2, 18), (3,), ()
-_END = r"(?![\w/%.])"  # the number ends here: not "24/23", "100.0%", "2nd"
-
-# The sentences that state an expected value, as checks.verdict.Worst.sentence and
-# checks.diagnose.diagnose_values build them, each with what of it may stay. The learner's own
-# number stays only in the hint of a wrong single number, where no factor or difference on the
-# page relates it to the expected one (the worst element's "yours" goes: a sign or a factor in the
-# hint, or the difference, would give the expected value back).
-_STATES_EXPECTED: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"^Mismatched elements: (?P<count>\d+ / \d+ \(\d+(?:\.\d+)?%\)), greatest "
-                rf"absolute difference {_NUM} at index (?P<index>{_INDEX}): yours {_NUM}, "
-                rf"expected {_NUM} from .+\.$"),
-     "Mismatched elements: {count}, the greatest difference at index {index}."),
-    (re.compile(rf"^received derivative {_NUM} for argument \d+ at index (?P<index>{_INDEX}), but "
-                rf"expected {_NUM} from .+ \((?P<count>\d+ / \d+) elements differ\)\.$"),
-     "{count} elements differ, the greatest difference at index {index}."),
-    (re.compile(rf"^your (?P<answer>\S+) is (?P<yours>{_NUM}), but (?P<target>.+?) is {_NUM}"
-                r"(?P<whence> \(from [^()]*\))?: (?P<advice>.+)$"),
-     "your {answer} is {yours}, which is not {target}{whence}: {advice}"),
-]
-# Any other sentence that gives a number as the expected one (the single-element forms "yours Y,
-# expected E from S." and "received derivative Y ..., but expected E ...", and a form written after
-# this module) goes whole. A shape ("expected (24, 27)") is no value: it stays.
-_EXPECTED_NUMBER = re.compile(
-    rf"\bexpected:?\s+{_NUM}{_END}|\byours\s+{_NUM}{_END}|\bgreatest absolute difference\s+{_NUM}"
-    rf"|\bbut (?:the|its|\w+'s) (?:gradient|value|answer)\b[^:;]*?\bis\s+{_NUM}{_END}", re.I)
-
-
-def sentences(text: str) -> list[tuple[str, str]]:
-    """``text`` cut into (sentence, the separator after it): a sentence ends at ``.``, ``!`` or
-    ``?`` (with a ``;`` joining notes) before white space, outside parentheses and `code`, and not
-    in "e.g."; joined back, the parts give ``text``."""
-    parts, start, depth, code, i = [], 0, 0, False, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "`":
-            code = not code
-        elif not code and ch in "([{":
-            depth += 1
-        elif not code and ch in ")]}":
-            depth = max(0, depth - 1)
-        elif (not code and depth == 0 and ch in ".!?" and re.match(r";?(\s|$)", text[i + 1:])
-              and not re.search(r"\b(e\.g|i\.e|etc|vs)$", text[start:i])):
-            sep = re.match(r";?\s*", text[i + 1:]).group(0)
-            parts.append((text[start:i + 1], sep))
-            start = i = i + 1 + len(sep)
-            continue
-        i += 1
-    if start < len(text):
-        parts.append((text[start:], ""))
-    return parts
-
-
-def learner_text(text: str | None) -> str:
-    """A reason or note from ``grades.csv`` as a learner may read it: every sentence that states an
-    expected value reduced to what does not (see ``_STATES_EXPECTED``) or dropped."""
-    kept = []
-    for sentence, sep in sentences((text or "").strip()):
-        said = sentence.strip()
-        for form, keep in _STATES_EXPECTED:
-            m = form.match(said)
-            if m:
-                said = keep.format(**{k: v or "" for k, v in m.groupdict().items()})
-                break
-        if said and not _EXPECTED_NUMBER.search(said):
-            kept.append(said + (sep.rstrip() if sep.strip() else ""))
-    return " ".join(kept).rstrip(";").strip()
-
 
 # ---------------------------------------------------------------- file names
 
@@ -321,10 +245,10 @@ def _learner_row(s: Score, stats: ClassStats) -> str:
                   f"workbook-verdict workbook-{meaning.replace(' ', '-')}")
     word = "" if s.passed else s.mistake
     mistake = _td(f"<b style='color:{colour}'>{_e(word)}</b>" if word else "", "white-space:nowrap")
-    said = _hint_html(learner_text(s.reason if not s.passed else s.note))
+    said = _hint_html(s.feedback if not s.passed else s.note)
     # a fail's notes (a hard-coded batch size, a dtype, the cell's error), but not a review's,
     # which tells the instructor whether the value matches
-    extra = learner_text(s.note) if not s.passed and s.mistake != "review" else ""
+    extra = s.note if not s.passed and s.mistake != "review" else ""
     if extra:
         said += f"<div style='margin-top:4px;color:{_MUTED}'>{_hint_html(extra)}</div>"
     hint = _td(said, cls="workbook-hint")

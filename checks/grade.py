@@ -57,7 +57,8 @@ from checks.source import autograd_uses, lasting, numbers_written, reaches_aroun
 from checks.student import answer_names, stub_source
 from checks.verdict import Note, Result
 
-FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note"]
+FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note", "feedback"]
+ROWS = 2  # the rows' version (2: the feedback column): done files of another version are graded again
 FACTS = "facts::"  # the reference values' keys for what the graph says about a check
 MISSING, DELETED = "<...>", "<deleted>"
 
@@ -725,8 +726,10 @@ def _listed(items: list[str]) -> str:
 
 
 def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
+    """A row that no comparison made: the grader's own reason, which states no expected value, is
+    the learner's feedback too."""
     return {"check": check, "passed": "true" if passed else "false", "mistake": mistake,
-            "reason": reason, "note": ""}
+            "reason": reason, "note": "", "feedback": reason}
 
 
 # ---------------------------------------------------------------- the whole run
@@ -951,7 +954,7 @@ def _recorded(subs: list[tuple[str, list[Path]]], done_dir: Path,
 
 def _key(sub: str, nbs: list[Path], settings: Settings | None = None) -> str:
     h = hashlib.sha256()
-    h.update(sub.encode())
+    h.update(f"rows {ROWS}\n{sub}".encode())
     if settings is not None:  # another seed or batch grades again
         h.update(f"{settings.seed}/{settings.batch}/{settings.steps}/{settings.strict_shapes}".encode())
     for p in nbs:

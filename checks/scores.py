@@ -60,6 +60,7 @@ class Score:
     mistake: str
     reason: str
     note: str
+    feedback: str = ""  # the reason as the learner may read it (no expected value)
     comment: str = ""
     overridden: bool = False
     max_points: float = 1.0
@@ -133,7 +134,8 @@ def with_overrides(rows: Iterable[dict[str, str]],
                    overrides: list[Override]) -> tuple[list[Score], list[str]]:
     """Every row as a Score with its override, and one warning per override that matched no row."""
     scores = [Score(r["submission"], r["notebook"], r["check"], 1.0 if r["passed"] == "true" else 0.0,
-                    r["passed"] == "true", r.get("mistake", ""), r.get("reason", ""), r.get("note", ""))
+                    r["passed"] == "true", r.get("mistake", ""), r.get("reason", ""), r.get("note", ""),
+                    r.get("feedback", ""))
               for r in rows]
     warnings = []
     for o in overrides:

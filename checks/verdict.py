@@ -58,6 +58,18 @@ class Worst:
                 f"absolute difference {_num(self.absdiff)} at index {self.index}: yours {y}, "
                 f"expected {e} from {self.source}.")
 
+    def located(self) -> str | None:
+        """How many elements differ and where the worst one is, with no number of either tensor:
+        what a graded learner may read of it. None for a single number (nothing to locate)."""
+        if self.total == 1:
+            return None
+        if self.argument is not None:
+            return (f"for argument {self.argument}, {self.mismatched} / {self.total} elements differ, "
+                    f"the greatest difference at index {self.index}.")
+        pct = 100.0 * self.mismatched / self.total
+        return (f"Mismatched elements: {self.mismatched} / {self.total} ({pct:.1f}%), the greatest "
+                f"difference at index {self.index}.")
+
 
 @dataclass
 class Result:
@@ -98,10 +110,16 @@ class Result:
     # -- the parts, for code that reads them
     @property
     def where(self) -> str | None:
-        """The worst element in a sentence; None for a single wrong number (the hint says both)."""
-        if self.worst is None or (self.worst.total == 1 and self.mistake == "wrong"):
-            return None
-        return self.worst.sentence()
+        """The worst element in a sentence: yours, the expected value and where it comes from."""
+        return self.worst.sentence() if self.worst is not None else None
+
+    @property
+    def feedback(self) -> str:
+        """What a graded learner may read of a fail: the hint and where the worst element is
+        (``Worst.located``), never an expected value (hints state none); "" for a pass."""
+        if self.ok:
+            return ""
+        return " ".join(p for p in (self.hint, self.worst.located() if self.worst else None) if p)
 
     @property
     def note(self) -> str | None:
@@ -154,10 +172,12 @@ class Result:
             return ""
 
     def row(self) -> dict[str, str]:
-        """The grader's columns: passed, mistake, reason (hint and worst element), note."""
+        """The grader's columns: passed, mistake, reason (hint and worst element), note, and
+        feedback (the reason as the learner may read it)."""
         reason = "" if self.ok else " ".join(p for p in (self.hint, self.where) if p)
         return {"passed": "true" if self.ok else "false", "mistake": self.mistake or "",
-                "reason": reason, "note": "; ".join(f"{n.word}: {n.text}" for n in self.notes)}
+                "reason": reason, "note": "; ".join(f"{n.word}: {n.text}" for n in self.notes),
+                "feedback": self.feedback}
 
     def _details(self) -> list[tuple[str, str, str]]:
         """(mark, text, indent of its wrapped lines) for each line after the lecture's."""

@@ -20,13 +20,12 @@ import pytest
 import torch
 
 from checks import check_numeric
-from checks.feedback import learner_text, page_names, sentences, write_pages
-from checks.grade import Settings, judge_one
+from checks.feedback import page_names, write_pages
+from checks.grade import FIELDS, Settings, judge_one
 from checks.verdict import FAIL, PASS
 from tests.browser import CHROMIUM, CHROMIUM_FLAGS, require_browser
 
 NB3, NB2 = "03-makemore-backprop.ipynb", "02-tensor-backprop.ipynb"
-FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note"]
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d+|\d+)(?:e[-+]?\d+)?|nan|inf")
 
 
@@ -85,51 +84,37 @@ def _expected_numbers(reason: str, expected: list[torch.Tensor]) -> set[str]:
 
 
 def test_the_real_reasons_state_expected_values_where_the_tests_assume():
-    """The rows above are what the grader writes: the test below proves something only if their
-    reasons do give expected values away."""
+    """The rows above are what the grader writes: the tests below prove something only if their
+    reasons (the instructor's column) do give expected values away."""
     carrying = {k for k, (row, e) in REAL.items() if _expected_numbers(row["reason"], e)}
     assert carrying == {k for k, (_, e) in REAL.items() if e}, carrying
     assert "expected -0.323575 from autograd" in REAL["scale-scalar"][0]["reason"]
-    assert "but the gradient is -0.323575" in REAL["wrong-scalar"][0]["reason"]
+    assert "yours -0.328152, expected -0.323575 from autograd" in REAL["wrong-scalar"][0]["reason"]
     assert "but expected 18.75 from central difference" in REAL["minitorch"][0]["reason"]
     assert REAL["batch-size"][0]["note"].startswith("batch-size: ")
 
 
 @pytest.mark.parametrize("name", list(REAL))
-def test_learner_text_keeps_the_hint_and_drops_every_expected_value(name):
+def test_the_feedback_column_keeps_the_hint_and_gives_no_expected_value(name):
     row, expected = REAL[name]
-    said = learner_text(row["reason"])
+    said = row["feedback"]
+    assert said, row
     assert not _expected_numbers(said, expected), said
     assert not re.search(r"\bexpected:?\s+[-+]?\d", said) and "yours " not in said, said
     assert "greatest absolute difference" not in said, said
-    hint = sentences(row["reason"])[0][0]
-    if not re.search(r"\d\.\d", hint):  # a hint without a value stays as it is
-        assert said.startswith(hint), (said, hint)
     if "Mismatched elements" in row["reason"]:  # how many differ, and where the worst one is
-        count = re.search(r"Mismatched elements: (\d+ / \d+)", row["reason"]).group(1)
+        count = re.search(r"Mismatched elements: (\d+ / \d+ \([\d.]+%\))", row["reason"]).group(1)
         index = re.search(r"at index (\([\d, ]*\))", row["reason"]).group(1)
-        assert f"Mismatched elements: {count}" in said and f"at index {index}" in said, said
+        assert f"Mismatched elements: {count}, the greatest difference at index {index}." in said, said
+    assert row["reason"].startswith(said.split(" Mismatched elements:")[0].split(" for argument")[0]), (said, row)
 
 
-def test_learner_text_keeps_the_learners_own_single_number_and_the_advice():
-    said = learner_text(REAL["wrong-scalar"][0]["reason"])
-    assert said == ("your dloss is -0.328152, which is not the gradient (from autograd): "
-                    "re-derive it step by step.")
-    assert learner_text(REAL["scale-scalar"][0]["reason"]) == (
+def test_the_feedback_column_in_the_single_number_and_minitorch_forms():
+    assert REAL["wrong-scalar"][0]["feedback"] == "your dloss is not the gradient (from autograd): re-derive it step by step."
+    assert REAL["scale-scalar"][0]["feedback"] == (
         "your dloss is 2 times the gradient: find the missing or extra constant factor.")
-    assert learner_text(REAL["minitorch"][0]["reason"]).endswith(
-        "1 / 3 elements differ, the greatest difference at index (1,).")
-    # a form this module does not know: the sentence that gives a number as expected goes whole
-    unknown = "your dW is off. The right one would be, as expected: 0.25 here."
-    assert learner_text(unknown) == "your dW is off."
-    assert learner_text("A shape: expected (24, 27). Fine.") == "A shape: expected (24, 27). Fine."
-
-
-def test_sentences_do_not_cut_inside_code_parentheses_or_numbers():
-    text = "keep it (e.g. `x.sum(0). `): 3.5 x. then `a. b` here; note: y"
-    assert [s for s, _ in sentences(text)] == ["keep it (e.g. `x.sum(0). `): 3.5 x.",
-                                               "then `a. b` here; note: y"]
-    assert "".join(s + sep for s, sep in sentences(text)) == text
+    assert REAL["minitorch"][0]["feedback"].endswith(
+        "for argument 0, 1 / 3 elements differ, the greatest difference at index (1,).")
 
 
 # ---------------------------------------------------------------- a class
@@ -160,6 +145,12 @@ CLASS = [
     ("index", NB3, "ex1/dlogprobs", False, "nan", REAL["nan"][0]["reason"], ""),
 ]
 EXPECTED_VALUES = [E, S]  # every expected value the reasons above give
+
+
+def feedback_of(reason: str) -> str:
+    """The feedback column the grader writes beside ``reason``: the comparison's (``REAL``), or the
+    grader's own reason where no comparison made the row."""
+    return next((row["feedback"] for row, _ in REAL.values() if row["reason"] == reason), reason)
 OVERRIDES = ("learner,notebook,check,score,comment\n"
              "bob smith,03-makemore-backprop,ex1/dloss,0.5,"
              "\"right formula, wrong sign of n: half a point\"\n"
@@ -180,7 +171,7 @@ def out(tmp_path_factory) -> Path:
         w = csv.writer(f)
         w.writerow(FIELDS)
         for sub, nb, check, passed, mistake, reason, note in CLASS:
-            w.writerow([sub, nb, check, "true" if passed else "false", mistake, reason, note])
+            w.writerow([sub, nb, check, "true" if passed else "false", mistake, reason, note, feedback_of(reason)])
     (folder / "overrides.csv").write_text(OVERRIDES)
     (folder.parent / "roster.csv").write_text(ROSTER)
     return folder
@@ -296,8 +287,7 @@ def test_a_learners_page_shows_each_check_the_words_hints_overrides_totals_and_c
     assert "Mismatched elements: 648 / 648 (100.0%)" in hint and instructor == ""
     check, verdict, word, hint, instructor, points, rate = rows["ex1/dloss"]
     assert (verdict, word, points, rate) == ("✗", "wrong", "0.5 / 1", "0% of the class")
-    assert hint == ("your dloss is -0.328152, which is not the gradient (from autograd): "
-                    "re-derive it step by step.")
+    assert hint == "your dloss is not the gradient (from autograd): re-derive it step by step."
     assert instructor == "0.5 / 1: right formula, wrong sign of n: half a point"
     assert rows["ex1/dlogprobs"][1:4] == ["✓", "", ""]
     assert rows["ex1/dlogprobs"][6] == "57% of the class"
@@ -436,8 +426,9 @@ def test_names_that_differ_only_in_white_space_get_pages_of_their_own(tmp_path):
     with open(tmp_path / "grades.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(FIELDS)
-        w.writerow(["ann", NB3, "ex1/dlogprobs", "true", "", "", ""])
-        w.writerow(["ann ", NB3, "ex1/dlogprobs", "false", "sign", REAL["sign"][0]["reason"], ""])
+        w.writerow(["ann", NB3, "ex1/dlogprobs", "true", "", "", "", ""])
+        w.writerow(["ann ", NB3, "ex1/dlogprobs", "false", "sign", REAL["sign"][0]["reason"], "",
+                    REAL["sign"][0]["feedback"]])
     paths = write_pages(tmp_path)
     assert len(paths) == 3 and len({p.name for p in paths}) == 3
     pages = [p.read_text(encoding="utf-8") for p in paths[:2]]
