@@ -32,6 +32,7 @@ MISTAKES: dict[str, str] = {
     "upstream": "the step is right, but it was taken from an earlier answer that is wrong",
     "operand": "a rule applied with the wrong operand: another tensor where the forward input belongs",
     "alias": "two names for one tensor: an in-place change through one changed the other",
+    "mask": "a softmax's mask applied after it (rows that no longer sum to 1) or not at all",
     "wrong": "anything else: the values differ in no recognisable way",
     "no-grad": "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, not the answer)",
 }
@@ -290,7 +291,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
-    for test in (_alias, _upstream):
+    for test in (_alias, _upstream, _mask):
         found = test(y, e, ctx)
         if found:
             return found
@@ -567,6 +568,32 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
 def _short_list(items: list[int], most: int = 5) -> str:
     head = ", ".join(map(str, items[:most]))
     return head + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A softmax's probabilities (rows of ``e`` that sum to 1, with zeros where a mask is) whose
+    mask came after the softmax (the learner's rows, scaled to sum to 1, are the expected ones)
+    or never (the learner's rows, masked and scaled to sum to 1, are). One factor for every row is
+    a ``scale``, not a mask."""
+    if e.dim() < 2 or e.shape[-1] < 2 or not e.is_floating_point() or bool((e < 0).any()):
+        return None
+    masked = e == 0
+    if not bool(masked.any()) or not close(e.sum(-1), torch.ones_like(e[..., 0]), 1e-4, 1e-4) or bool((y < 0).any()):
+        return None
+
+    def rescaled(t: torch.Tensor) -> torch.Tensor:
+        return t / t.sum(-1, keepdim=True).clamp_min(torch.finfo(t.dtype).tiny)
+
+    where = "the scores before the softmax (`masked_fill(~mask, float('-inf'))`)"
+    sums = y.sum(-1)
+    uneven = float(sums.max() - sums.min()) > 1e-3  # a mask after the softmax leaves each row its own sum
+    if not bool(y[masked].any()) and uneven and close(rescaled(y), e, ctx.rtol, ctx.atol):
+        return "mask", (f"your {ctx.answer} is 0 where the mask is, but its rows sum to less than 1: the mask "
+                        f"came after the softmax. Mask {where}, so that each row's weights sum to 1.")
+    if bool(y[masked].any()) and close(rescaled(y.masked_fill(masked, 0.0)), e, ctx.rtol, ctx.atol):
+        return "mask", (f"your {ctx.answer} puts weight where the mask is (positions a query may not see): "
+                        f"the mask is missing. Mask {where}.")
+    return None
 
 
 def _alias(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:

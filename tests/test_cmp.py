@@ -624,3 +624,24 @@ def test_a_value_object_where_a_number_was_meant_says_what_happened():
     res = cmp("d", Value(-2.0), t, quiet=True)
     assert res.mistake == "wrong" and "is a Value (data=-2.0), not a number" in res.hint
     assert "run this section again from its first code cell" in res.hint
+
+
+@pytest.mark.parametrize("slip", ["after", "never"])
+def test_a_softmax_mask_applied_after_the_softmax_or_never_is_named(slip):
+    """Causal attention's probabilities: masked after the softmax (rows no longer sum to 1) or not
+    masked at all; a right answer and an answer wrong another way are not called a mask."""
+    from checks import check_value
+
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(2, 3, 5, 5, generator=g, dtype=torch.float64)
+    mask = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    probs = torch.softmax(scores.masked_fill(~mask, float("-inf")), -1)
+    wrong = torch.softmax(scores, -1)
+    if slip == "after":
+        wrong = wrong.masked_fill(~mask, 0.0)
+    res = check_value("att_probs", wrong, probs, source="autograd", quiet=True)
+    assert res.mistake == "mask", res
+    assert ("came after the softmax" if slip == "after" else "the mask is missing") in res.hint, res.hint
+    assert check_value("att_probs", probs.clone(), probs, source="autograd", quiet=True).ok
+    for other in (probs**2, probs.flip(-1), probs * 0.9):  # wrong in other ways
+        assert check_value("att_probs", other, probs, source="autograd", quiet=True).mistake != "mask"
