@@ -258,25 +258,45 @@ def test_a_missing_scale_is_a_factor_of_sqrt_head_size():
     assert "k" not in found and "q (fused)" not in found
 
 
-def test_a_mask_after_the_softmax_fails_the_recomputed_probabilities():
-    after = "torch.softmax(q @ k.transpose(-2, -1) * hs**-0.5, -1).masked_fill(~mask, 0.0)"
-    found = mistaken(att_probs=[after])
+MASK_AFTER = "torch.softmax(q @ k.transpose(-2, -1) * hs**-0.5, -1).masked_fill(~mask, 0.0)"
+BESSEL_STEP = "dlnf_var.expand_as(lnf_diff2) / (lnf_diff2.shape[-1] - 1)"
+BESSEL_FUSED = (
+    "rstd / n * (n * w * dout - (w * dout).sum(-1, keepdim=True)"
+    " - n / (n - 1) * x_hat * (w * dout * x_hat).sum(-1, keepdim=True))"
+)
+
+
+@pytest.fixture(scope="module")
+def mask_and_bessel():
+    """One run with two independent slips of exercise 2 (exercise 1 right): the mask after the
+    softmax in attention_backward, Bessel's correction in layernorm_backward."""
+    return mistaken(att_probs=[MASK_AFTER], dx=[BESSEL_FUSED, ANSWERS["dx"][1]])
+
+
+def test_a_mask_after_the_softmax_fails_the_recomputed_probabilities(mask_and_bessel):
+    found = mask_and_bessel
     assert {"att_probs (recomputed)", "q (fused)", "k (fused)", "v (fused)"} <= set(found), found
-    # the values are wrong in no way the diagnosis has a word for: it says "wrong", and the
-    # check's name (the recomputed probabilities, before any gradient) is what points at the mask
-    assert found["att_probs (recomputed)"][0] == "wrong", found["att_probs (recomputed)"]
+    assert "q" not in found and "att_probs" not in found  # exercise 1 is untouched
 
 
-def test_bessels_correction_in_layer_norm_is_named():
-    bessel_step = "dlnf_var.expand_as(lnf_diff2) / (lnf_diff2.shape[-1] - 1)"
-    bessel_fused = (
-        "rstd / n * (n * w * dout - (w * dout).sum(-1, keepdim=True)"
-        " - n / (n - 1) * x_hat * (w * dout * x_hat).sum(-1, keepdim=True))"
-    )
-    found = mistaken(dlnf_diff2=[bessel_step], dx=[bessel_fused, ANSWERS["dx"][1]])
-    assert found["lnf_diff2"][0] == "bessel", found["lnf_diff2"]
-    assert "36/35" in found["lnf_diff2"][1]
-    assert found["x1 (fused)"][0] in {"bessel", "wrong"}, found["x1 (fused)"]
+@pytest.mark.xfail(strict=True, reason="checks.diagnose has no word for a mask applied after the "
+                   "softmax: the recomputed probabilities fail as 'wrong', with a generic hint")
+def test_a_mask_after_the_softmax_is_named(mask_and_bessel):
+    mistake, said = mask_and_bessel["att_probs (recomputed)"]
+    assert "mask" in said, (mistake, said)
+
+
+def test_bessels_correction_in_the_layer_norm_steps_is_named():
+    mistake, said = mistaken(dlnf_diff2=[BESSEL_STEP])["lnf_diff2"]
+    assert mistake == "bessel" and "36/35" in said and "n=36" in said, (mistake, said)
+
+
+def test_bessels_correction_in_layernorm_backward_fails(mask_and_bessel):
+    assert "x1 (fused)" in mask_and_bessel and "ln2_w (fused)" not in mask_and_bessel
+
+
+def test_bessels_correction_in_layernorm_backward_is_named(mask_and_bessel):
+    assert mask_and_bessel["x1 (fused)"][0] == "bessel", mask_and_bessel["x1 (fused)"]
 
 
 def test_a_missing_residual_path_is_named():
