@@ -137,7 +137,7 @@ def load_exercise(path: Path) -> Exercise:
 PRELUDE = """
 import checks.recorder as __gr
 __grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __gr.draw, __gr.seed()
-__grade_values_of = __gr.values_of
+__grade_values_of, __grade_fresh, __grade_normed = __gr.values_of, __gr.fresh, __gr.normed
 __gr.settle()
 """
 WATCH = "__gr.watch_autograd()"  # in a learner's run only: the reference run's calls are the instructor's
@@ -616,7 +616,7 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         elif isinstance(y, str) and y != MISSING:
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
-            why = ((reviews or {}).get(check) or handed_back(y, e, ref, point[check])
+            why = ((reviews or {}).get(check) or handed_back(y, e, ref, point[check], answers)
                    or _twin_not_earned(check, e, ref, point, rows))
             res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
                             (sources or {}).get(check), cell_error, ref.get(FACTS + check), answers, why)
@@ -638,14 +638,16 @@ def _twin_not_earned(check: str, e: torch.Tensor, ref: dict, point: dict[str, in
             "handed the right one in before this cell, where it could be copied")
 
 
-def handed_back(y: object, e: torch.Tensor, ref: dict, k: int) -> str | None:
-    """Why an answer is the very tensor the grader handed the notebook before answer cell ``k``
-    (kept from an earlier cell, where the expected value differs from it bit for bit); else None."""
+def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]) -> str | None:
+    """Why an answer is the very tensor the grader handed the notebook before answer cell ``k`` as
+    an earlier answer (kept from an earlier cell, where the expected value differs from it bit for
+    bit); else None. The notebook's own forward tensors do not count: an answer that recomputes
+    one (notebook 05's probabilities, inside ``attention_backward``) may match it bit for bit."""
     if not isinstance(y, torch.Tensor) or y.numel() < 16:
         return None
     for j in range(k + 1):
         for name, t in ref.get(STATE + str(j), {}).items():
-            if (isinstance(t, torch.Tensor) and t.shape == y.shape and t.dtype == y.dtype
+            if (name in answers and isinstance(t, torch.Tensor) and t.shape == y.shape and t.dtype == y.dtype
                     and torch.equal(t.detach(), y) and not (t.shape == e.shape and torch.equal(t.detach(), e))):
                 return (f"the answer is, bit for bit, the `{name}` the grader handed the notebook before this "
                         "cell: compute it in this cell")

@@ -99,6 +99,22 @@ def seed() -> int:
     return int(os.environ.get("WORKBOOK_SEED", "0"))
 
 
+def fresh(like: torch.Tensor, k: int) -> torch.Tensor:
+    """For a probe: a tensor of ``like``'s shape and dtype drawn from the run's seed (``k`` tells a
+    probe's inputs apart), the same in the reference run and the learner's; no earlier cell of the
+    notebook holds it, so no answer handed in before can stand for the function's result."""
+    g = torch.Generator().manual_seed(seed() * 1009 + k)
+    return torch.randn(like.shape, generator=g, dtype=like.dtype if like.is_floating_point() else torch.float32)
+
+
+def normed(x: torch.Tensor, eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor]:
+    """For a probe of a layer norm's backward: ``x``'s rows normalised over the last axis, and
+    their 1/std (biased variance, as layer norm takes it)."""
+    var = x.var(-1, keepdim=True, unbiased=False)
+    rstd = (var + eps) ** -0.5
+    return (x - x.mean(-1, keepdim=True)) * rstd, rstd
+
+
 def draw(xs: tuple[float, ...]) -> tuple[float, ...]:
     """Inputs for a probe, drawn from the run's seed: each number scaled by a factor in
     [0.6, 1.4] (signs and domains kept), the same in the reference run and the learner's."""

@@ -397,3 +397,42 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
     (ARTIFACTS / "timings.txt").write_text(timings + "\n")
     with capsys.disabled():
         print("\n" + timings)
+
+
+NOTEBOOK_05 = "05-transformer-backprop.ipynb"
+
+
+def test_learner_runs_notebook_05_and_writes_dlogits(lab, page):
+    """Notebook 05 in the browser: Run All Cells gives every check of exercise 1 its grey "not
+    written yet" and stops at exercise 2's first function; a right `dlogits` then passes (green)."""
+    from playwright.sync_api import expect
+
+    nb = json.loads((REPO / "notebooks" / NOTEBOOK_05).read_text())
+    sources = ["".join(c["source"]) for c in nb["cells"]]
+    i_logits = next(i for i, s in enumerate(sources) if s.startswith("dlogits = ...  # TODO:"))
+    lab.wait_ready()
+    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK_05}?token={TOKEN}", timeout=START)
+    cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(len(nb["cells"]), timeout=START)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=START)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator(".lm-Menu").get_by_text("Run All Cells", exact=True).click()
+    logits_cell = cells.nth(i_logits)
+    out = logits_cell.locator(".jp-OutputArea-output")
+    expect(out).to_contain_text("✗ missing: not written yet", timeout=RUN_ALL)
+    expect_colour(logits_cell, "fail", TODO)
+    outputs = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output")
+    expect(outputs.filter(has_text="NotWritten")).to_have_count(1, timeout=RUN_ALL)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ALL)
+    text = "\n".join(outputs.all_text_contents())
+    assert len(re.findall(r"✗ missing: not written yet", text)) >= 40, text[:3000]
+    assert "Traceback" not in text.replace("NotWritten", ""), text[-3000:]
+
+    logits_cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("dlogits = F.softmax(logits, -1) - F.one_hot(Yb.clamp(min=0), vocab_size)\n"
+                              "dlogits = dlogits * (Yb >= 0).unsqueeze(-1) / n_targets\n"
+                              "cmp('logits', dlogits, logits)")
+    page.keyboard.press("Shift+Enter")
+    expect(out).to_contain_text(re.compile(r"logits\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
+    expect_colour(logits_cell, "pass", PASS)

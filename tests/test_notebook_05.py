@@ -5,10 +5,12 @@ checks say about each, and the committed full run (the two training curves, the 
 from __future__ import annotations
 
 import re
+import shutil
 
 import nbformat
 import pytest
 
+from checks.grade import Settings, grade
 from checks.student import ROOT, render, student_notebook
 from tests.test_notebooks import LINE, STUB, errors_of, fill, run, text_of
 
@@ -279,11 +281,9 @@ def test_a_mask_after_the_softmax_fails_the_recomputed_probabilities(mask_and_be
     assert "q" not in found and "att_probs" not in found  # exercise 1 is untouched
 
 
-@pytest.mark.xfail(strict=True, reason="checks.diagnose has no word for a mask applied after the "
-                   "softmax: the recomputed probabilities fail as 'wrong', with a generic hint")
 def test_a_mask_after_the_softmax_is_named(mask_and_bessel):
     mistake, said = mask_and_bessel["att_probs (recomputed)"]
-    assert "mask" in said, (mistake, said)
+    assert mistake == "mask" and "came after the softmax" in said, (mistake, said)
 
 
 def test_bessels_correction_in_the_layer_norm_steps_is_named():
@@ -349,3 +349,43 @@ def test_only_the_training_and_what_follows_is_ignored_by_nbval():
             assert ("nbval-ignore-output" in cell.metadata.get("tags", [])) == (i > start), (
                 cell.source[:80]
             )
+
+
+# ------------------------------------------------------- grading (checks.grade), as a class run
+
+TRANSPOSED_DQ = "(k.transpose(-2, -1) @ datt.transpose(-2, -1)) / math.sqrt(hs)"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Two learners through the grader: every answer right (written independently), and one with
+    two slips: a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2."""
+    solutions = tmp_path_factory.mktemp("solutions")
+    shutil.copy(SOLUTION, solutions / NAME)
+    subs = tmp_path_factory.mktemp("submissions")
+    for who, nb in {
+        "complete": fill(read(STUDENT), ANSWERS),
+        "slips": fill(read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])),
+    }.items():
+        (subs / who).mkdir()
+        nbformat.write(nb, subs / who / NAME)
+    settings = Settings(steps=20, cell_timeout=120, notebook_timeout=900, jobs=2)
+    rows = grade(sorted(subs.iterdir()), tmp_path_factory.mktemp("grades"), settings, solutions,
+                 progress=lambda s: None)
+    return {(r["submission"], r["check"]): r for r in rows}
+
+
+def test_grading_passes_every_check_of_a_complete_notebook(graded):
+    mine = {c: r for (s, c), r in graded.items() if s == "complete"}
+    assert len(mine) == 55 and {"ex1/dq", "ex2/probs_att", "ex2/dq_att", "ex3/p_new"} <= set(mine)
+    assert all(r["passed"] == "true" for r in mine.values()), [r for r in mine.values() if r["passed"] != "true"]
+
+
+def test_grading_names_each_slip_and_fails_nothing_else(graded):
+    """No cascade: the grader hands each answer cell the right upstream values, so exercise 1's
+    transposed dq fails ex1/dq alone; the mask after the softmax fails what the probabilities feed."""
+    bad = {c: r for (s, c), r in graded.items() if s == "slips" and r["passed"] != "true"}
+    assert set(bad) == {"ex1/dq", "ex2/probs_att", "ex2/dv_att", "ex2/dq_att", "ex2/dk_att"}, sorted(bad)
+    assert bad["ex1/dq"]["mistake"] == "transpose", bad["ex1/dq"]
+    assert bad["ex2/probs_att"]["mistake"] == "mask", bad["ex2/probs_att"]
+    assert "came after the softmax" in bad["ex2/probs_att"]["feedback"]
