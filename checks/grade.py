@@ -628,8 +628,12 @@ def _twin_not_earned(check: str, e: torch.Tensor, ref: dict, point: dict[str, in
                      rows: list[dict]) -> str | None:
     """Why a check that asks again for a quantity of an earlier cell (exercise 2's fused ``dlogits``
     is exercise 1's) needs a look: none of the earlier checks of it passed, yet the grader handed
-    the right value in before this cell, where it could be copied (with noise, say); else None."""
-    twins = [c for c in point if point[c] < point[check] and isinstance(ref.get(c), torch.Tensor)
+    the right value in before this cell, where it could be copied (with noise, say); else None.
+    Only an earlier exercise's checks count: within one, a step often equals the one before it
+    (03's ``dlogits`` is ``dnorm_logits`` up to the max's tiny path) and is rightly built on it."""
+    section = check.split("/")[0]
+    twins = [c for c in point if point[c] < point[check] and c.split("/")[0] != section
+             and isinstance(ref.get(c), torch.Tensor)
              and ref[c].shape == e.shape and torch.allclose(ref[c], e, rtol=1e-4, atol=1e-6)]
     passed = {r["check"] for r in rows if r["passed"] == "true"}
     if not twins or passed & set(twins):

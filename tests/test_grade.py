@@ -395,3 +395,21 @@ def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
     assert not [c for c, r in mine.items() if r["mistake"] == "review" and c != "ex1/dprobs"]
     # the handed-out cells that run backward themselves (notebook 01) are not marked
     assert not [r for r in rows if r["submission"] == "zoe-notebooks-01-02" and r["mistake"] == "review"]
+
+
+def test_a_twin_in_the_same_exercise_is_no_reason_for_review():
+    """Notebook 03's dlogits equals dnorm_logits up to the max's tiny path: a learner who slipped
+    on dnorm_logits and then built dlogits right on the handed-in one earns it. Exercise 2's fused
+    dlogits, the quantity of exercise 1's, is for review when none of exercise 1's passed."""
+    from checks.grade import _twin_not_earned
+
+    e = torch.randn(8, 27, generator=torch.Generator().manual_seed(0))
+    ref = {"ex1/dnorm_logits": e.clone(), "ex1/dlogits": e + 1e-9, "ex2/dlogits": e.clone()}
+    point = {"ex1/dnorm_logits": 0, "ex1/dlogits": 1, "ex2/dlogits": 2}
+    failed = [{"check": "ex1/dnorm_logits", "passed": "false"}]
+    assert _twin_not_earned("ex1/dlogits", ref["ex1/dlogits"], ref, point, failed) is None
+    failed.append({"check": "ex1/dlogits", "passed": "false"})
+    why = _twin_not_earned("ex2/dlogits", e, ref, point, failed)
+    assert why and why.startswith("this is the quantity of ex1/dnorm_logits, ex1/dlogits"), why
+    one_passed = [failed[0], {"check": "ex1/dlogits", "passed": "true"}]
+    assert _twin_not_earned("ex2/dlogits", e, ref, point, one_passed) is None
