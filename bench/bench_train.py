@@ -76,7 +76,9 @@ def init_params(n_hidden: int) -> dict[str, torch.Tensor]:
 def notebook_step_source() -> str:
     """The source of the cell of solutions/03 that defines ``step``."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    cells = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def step(")]
+    cells = [
+        c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def step(")
+    ]
     if len(cells) != 1:
         raise SystemExit(f"expected one cell defining step() in {NOTEBOOK}, found {len(cells)}")
     return cells[0]
@@ -111,7 +113,7 @@ def autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
         hprebn = embcat @ W1 + b1
         bnmeani = hprebn.mean(0, keepdim=True)
         bnvar = hprebn.var(0, keepdim=True, unbiased=True)
-        bnvar_inv = (bnvar + 1e-5)**-0.5
+        bnvar_inv = (bnvar + 1e-5) ** -0.5
         bnraw = (hprebn - bnmeani) * bnvar_inv
         hpreact = bngain * bnraw + bnbias
         h = torch.tanh(hpreact)
@@ -165,7 +167,11 @@ def tuned_hand_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
             dbngain = (bnraw * dhpreact).sum(0, keepdim=True)
             dbnbias = dhpreact.sum(0, keepdim=True)
             # batch norm, fused: bngain * bnvar_inv * (dy - sum(dy) / n - bnraw * sum(dy * bnraw) / (n - 1)), sums reused
-            dhprebn = torch.addcmul(dhpreact, bnraw, dbngain, value=-1 / (n - 1)).sub_(dbnbias, alpha=1 / n).mul_(bngain * bnvar_inv)
+            dhprebn = (
+                torch.addcmul(dhpreact, bnraw, dbngain, value=-1 / (n - 1))
+                .sub_(dbnbias, alpha=1 / n)
+                .mul_(bngain * bnvar_inv)
+            )
             dembcat = dhprebn @ W1T
             dW1 = embcat.t() @ dhprebn
             db1 = dhprebn.sum(0)
@@ -268,17 +274,21 @@ def step_table(results: list[tuple[int, int, dict]]) -> str:
     for batch, hidden, r in results:
         for name, ts in r["times"].items():
             ops = sum(r["ops"][name].values())
-            lines.append(f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} {percentile(ts, 10):8.1f} "
-                         f"{percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}")
+            lines.append(
+                f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} {percentile(ts, 10):8.1f} "
+                f"{percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}"
+            )
         lines.append("")
     lines.append("ratios of the medians (hand / autograd), and of the operation counts:")
     for batch, hidden, r in results:
         med = {name: percentile(ts, 50) for name, ts in r["times"].items()}
         ops = {name: sum(c.values()) for name, c in r["ops"].items()}
-        lines.append(f"  batch {batch:3d} / hidden {hidden:3d}:  notebook's step {med['hand'] / med['autograd']:.2f}x "
-                     f"({ops['hand']} vs {ops['autograd']} ops)   tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
-                     f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
-                     f"largest difference between the variants' parameters after one step: {r['maxdiff']:.1e}")
+        lines.append(
+            f"  batch {batch:3d} / hidden {hidden:3d}:  notebook's step {med['hand'] / med['autograd']:.2f}x "
+            f"({ops['hand']} vs {ops['autograd']} ops)   tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
+            f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
+            f"largest difference between the variants' parameters after one step: {r['maxdiff']:.1e}"
+        )
     return "\n".join(lines)
 
 
@@ -296,8 +306,15 @@ def where_the_notebook_step_loses(reps: int) -> str:
     """Two lines of the notebook's step and update against leaner ways of writing them, at batch 32 / hidden 200."""
     n = 32
     g = torch.Generator().manual_seed(0)
-    d, Yb, rows = torch.randn((n, VOCAB), generator=g), torch.randint(0, VOCAB, (n,), generator=g), torch.arange(n)
-    p, grad = torch.randn((200, VOCAB), generator=g, requires_grad=True), torch.randn((200, VOCAB), generator=g)
+    d, Yb, rows = (
+        torch.randn((n, VOCAB), generator=g),
+        torch.randint(0, VOCAB, (n,), generator=g),
+        torch.arange(n),
+    )
+    p, grad = (
+        torch.randn((200, VOCAB), generator=g, requires_grad=True),
+        torch.randn((200, VOCAB), generator=g),
+    )
 
     def median(fn: Callable) -> float:
         with torch.no_grad():
@@ -322,12 +339,14 @@ def where_the_notebook_step_loses(reps: int) -> str:
     def add_update():
         p.add_(grad, alpha=-LR)
 
-    return "\n".join([
-        f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   with a tensor of row indices made once: "
-        f"{median(by_tensor):6.1f} µs",
-        f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   p.add_(grad, alpha=-lr): "
-        f"{median(add_update):6.1f} µs",
-    ])
+    return "\n".join(
+        [
+            f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   with a tensor of row indices made once: "
+            f"{median(by_tensor):6.1f} µs",
+            f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   p.add_(grad, alpha=-lr): "
+            f"{median(add_update):6.1f} µs",
+        ]
+    )
 
 
 def cmp_cost(scale: float) -> str:
@@ -353,32 +372,61 @@ def full_runs(source: str, Xtr, Ytr) -> list[str]:
             loss = run(Xtr[ix], Ytr[ix])
             loss.log10().item()  # the notebook logs every step's loss
         seconds = time.perf_counter() - started
-        lines.append(f"exercise 4, 200,000 steps at batch 32 / hidden 200, {name:8s}: {seconds:7.1f} s "
-                     f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, as in the notebook)")
+        lines.append(
+            f"exercise 4, 200,000 steps at batch 32 / hidden 200, {name:8s}: {seconds:7.1f} s "
+            f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, as in the notebook)"
+        )
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "solutions/", "-q", "-p", "no:cacheprovider"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "solutions/", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - started
-    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
+    last = (
+        proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
+    )
     steps = os.environ.get("WORKBOOK_STEPS", "2000 (conftest.py)")
-    lines.append(f"pytest --nbval over solutions/ (WORKBOOK_STEPS={steps}): {seconds:.1f} s wall: {last}")
+    lines.append(
+        f"pytest --nbval over solutions/ (WORKBOOK_STEPS={steps}): {seconds:.1f} s wall: {last}"
+    )
     return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1, help="torch threads, the same for every variant (default 1)")
-    ap.add_argument("--steps", type=int, default=3000, help="timed steps per variant and configuration")
-    ap.add_argument("--full", action="store_true", help="also the full exercise 4 (200,000 steps) and pytest --nbval over solutions/")
-    ap.add_argument("--quick", action="store_true", help="a tenth of the steps and cmp repetitions, for a smoke test")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads, the same for every variant (default 1)",
+    )
+    ap.add_argument(
+        "--steps", type=int, default=3000, help="timed steps per variant and configuration"
+    )
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="also the full exercise 4 (200,000 steps) and pytest --nbval over solutions/",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tenth of the steps and cmp repetitions, for a smoke test",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     steps = max(100, args.steps // 10) if args.quick else args.steps
 
     print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
-    print(f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
-    print(f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}")
+    print(
+        f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start"
+    )
+    print(
+        f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}"
+    )
     print(f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}")
     print()
 
@@ -386,7 +434,9 @@ def main() -> None:
     source = notebook_step_source()
     results = []
     for batch, hidden in [(32, 200), (512, 256)]:
-        results.append((batch, hidden, time_steps(batch, hidden, steps, source, split.Xtr, split.Ytr)))
+        results.append(
+            (batch, hidden, time_steps(batch, hidden, steps, source, split.Xtr, split.Ytr))
+        )
     print("one training step (forward, backward, update), microseconds per step:")
     print(step_table(results))
     print()

@@ -13,10 +13,24 @@ from checks.placeholders import install_hook
 # the public names and their modules, imported on first use: ``import checks`` stays light (no torch),
 # so the grader's test runner and the backprop-workbook command start quickly
 _WHERE = {
-    **dict.fromkeys(["Result", "Summary", "check_value", "cmp", "expect", "reset", "results", "summary"],
-                    "checks.compare"),
-    **dict.fromkeys(["DATA_DIR", "NAMES_SHA256", "DataIntegrityError", "DataUnavailableError", "Split",
-                     "build_dataset", "load_names", "split_dataset", "vocab"], "checks.data"),
+    **dict.fromkeys(
+        ["Result", "Summary", "check_value", "cmp", "expect", "reset", "results", "summary"],
+        "checks.compare",
+    ),
+    **dict.fromkeys(
+        [
+            "DATA_DIR",
+            "NAMES_SHA256",
+            "DataIntegrityError",
+            "DataUnavailableError",
+            "Split",
+            "build_dataset",
+            "load_names",
+            "split_dataset",
+            "vocab",
+        ],
+        "checks.data",
+    ),
     "MISTAKES": "checks.diagnose",
     "hint": "checks.hints",
     "drawn": "checks.inputs",
@@ -65,5 +79,3 @@ __all__ = [
 ]
 
 install_hook()  # in IPython: a cell that uses an answer still `...` says so in one line
-
-

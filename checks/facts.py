@@ -28,8 +28,11 @@ def targets(code: str) -> dict[str, str]:
     return {m.group(3): m.group(4) for m in CMP.finditer(code)}
 
 
-def of(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None,
-       ) -> dict[str, Any]:
+def of(
+    t: torch.Tensor,
+    names: dict[str, torch.Tensor],
+    loss: torch.Tensor | None = None,
+) -> dict[str, Any]:
     """The graph facts of ``t`` (which has its ``.grad``), found as ``cmp`` finds them."""
     g = GraphFacts(t, t.grad.detach(), names, loss)
     return {

@@ -41,7 +41,9 @@ def model(request):
     return p, f, mm.backward(p, f, Xb, Yb), Xb, Yb
 
 
-@pytest.mark.parametrize(("name", "mistake", "wrong"), CATALOG, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CATALOG)])
+@pytest.mark.parametrize(
+    ("name", "mistake", "wrong"), CATALOG, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CATALOG)]
+)
 def test_catalog_mistake_is_named(model, name, mistake, wrong):
     p, f, d, Xb, Yb = model
     answer = wrong(p, f, d, Xb, Yb, Xb.shape[0])
@@ -50,7 +52,7 @@ def test_catalog_mistake_is_named(model, name, mistake, wrong):
     assert res.mistake == mistake, res.hint
 
 
-LECTURE = '''
+LECTURE = """
 import torch
 from checks import cmp
 from tests import makemore as mm
@@ -70,7 +72,7 @@ cmp('counts_sum', dcounts_sum, counts_sum)
 first = cmp('counts', dcounts, counts)
 dcounts += torch.ones_like(counts) * dcounts_sum
 second = cmp('counts', dcounts, counts)
-'''
+"""
 
 
 def test_lecture_flow_in_a_notebook_namespace(capsys):
@@ -89,10 +91,20 @@ def test_hints_built_from_the_tensors_not_from_guesses(model):
     n = Xb.shape[0]
     no_mean = d["bndiff"] + torch.ones_like(f["hprebn"]) * d["bnmeani"]
     res = checks.cmp("hprebn", no_mean, f["hprebn"], quiet=True)
-    assert res.mistake == "scale" and f"is {n} times what it should be, and {n} is the batch size n" in res.hint, res.hint
+    assert (
+        res.mistake == "scale"
+        and f"is {n} times what it should be, and {n} is the batch size n" in res.hint
+    ), res.hint
     assert "the loss is a mean" not in res.hint and "a 1/n is missing" in res.hint
     res = checks.cmp("emb", d["embcat"].clone(), f["emb"], quiet=True)
-    assert res.mistake == "shape" and "`.view(emb.shape)`" in res.hint and "(32, 3, 10)`" not in res.hint, res.hint
+    assert (
+        res.mistake == "shape"
+        and "`.view(emb.shape)`" in res.hint
+        and "(32, 3, 10)`" not in res.hint
+    ), res.hint
     res = checks.cmp("W2", (d["logits"] * n).T @ f["h"].detach(), p["W2"], quiet=True)
-    assert res.mistake == "shape" and "shape (27, 64) but W2 has shape (64, 27): that is its shape transposed" in res.hint, res.hint
+    assert (
+        res.mistake == "shape"
+        and "shape (27, 64) but W2 has shape (64, 27): that is its shape transposed" in res.hint
+    ), res.hint
     assert f"transposed back, it is {n} times the gradient, and {n} is the batch size n" in res.hint

@@ -50,7 +50,9 @@ ANSWERS = {
     "dy": ["y + y"],
     "du": ["dy - dy * y * y"],
     "dx": ["3 * du / 2"],
-    "dlogits": ["(logits.softmax(1) - torch.nn.functional.one_hot(Y, 2).to(logits.dtype)) / X.shape[0]"],
+    "dlogits": [
+        "(logits.softmax(1) - torch.nn.functional.one_hot(Y, 2).to(logits.dtype)) / X.shape[0]"
+    ],
     "dW3": ["torch.einsum('ni,nj->ij', h2, dlogits)"],
     "db3": ["dlogits.sum(dim=0)"],
     "dh2": ["torch.einsum('nj,ij->ni', dlogits, W3)"],
@@ -86,7 +88,10 @@ BODIES = {
         "    v._backward()",
     ],
 }
-RAISE = re.compile(r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) in (?:the Value class|section 3) first.*$', re.M)
+RAISE = re.compile(
+    r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) in (?:the Value class|section 3) first.*$',
+    re.M,
+)
 
 
 def fill_value_class(nb, bodies=BODIES):
@@ -146,7 +151,9 @@ def test_filled_student_copy_passes_every_check(filled):
     assert errors_of(filled) == []
     lines = LINE.findall(outputs(filled))
     assert len(lines) == N_CHECKS
-    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [m for m in lines if m[2].strip() != "True"]
+    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [
+        m for m in lines if m[2].strip() != "True"
+    ]
 
 
 def test_filled_student_copy_trains_and_shows_what_the_solution_shows(filled):
@@ -161,7 +168,10 @@ def test_filled_student_copy_trains_and_shows_what_the_solution_shows(filled):
 
 def test_a_forgotten_plus_equals_fails_the_checks_that_use_a_value_twice():
     bodies = dict(BODIES)
-    bodies["self * other"] = ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"]
+    bodies["self * other"] = [
+        "self.grad = out.grad * other.data",
+        "other.grad = out.grad * self.data",
+    ]
     nb = fill_value_class(fill(read("notebooks"), ANSWERS), bodies)
     nb.cells = nb.cells[: next(i for i, c in enumerate(nb.cells) if c.source.startswith("## 4."))]
     out = outputs(run(nb))
@@ -206,7 +216,10 @@ def test_prose_quotes_what_the_solution_computes():
     out = outputs(nb)
     prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     training = re.search(r"the loss falls from ([\d.]+) to ([\d.]+) in 40 steps", prose)
-    assert f"step  0: loss {training.group(1)}" in out and f"after 40 steps: loss {training.group(2)}" in out
+    assert (
+        f"step  0: loss {training.group(1)}" in out
+        and f"after 40 steps: loss {training.group(2)}" in out
+    )
     quoted = re.search(r"What the table and the pictures show.*", prose, re.S).group(0)
     computed = {f"{x:.1f}%" for row in accuracies(out).values() for x in row}
     percentages = set(re.findall(r"\d+\.\d%", quoted))
@@ -224,11 +237,19 @@ def test_value_class_has_one_short_closure_per_operation():
         assert [c.name for c in closures] == ["_backward"], name
         statements = closures[0].body
         assert 1 <= len(statements) <= 2, name
-        assert all(isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and s.target.attr == "grad" for s in statements), name
-        assert ast.unparse(body[-2]) == "out._backward = _backward" and ast.unparse(body[-1]) == "return out", name
+        assert all(
+            isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and s.target.attr == "grad"
+            for s in statements
+        ), name
+        assert (
+            ast.unparse(body[-2]) == "out._backward = _backward"
+            and ast.unparse(body[-1]) == "return out"
+        ), name
     for name in DERIVED:
         body = m[name].body
-        assert len(body) == 1 and isinstance(body[0], ast.Return), name  # built from the basic operations
+        assert len(body) == 1 and isinstance(body[0], ast.Return), (
+            name
+        )  # built from the basic operations
     assert ast.unparse(m["__sub__"].body[0]) == "return self + -other"
     assert ast.unparse(m["__truediv__"].body[0]) == "return self * other ** (-1)"
     assert "reversed" in ast.unparse(m["backward"])
