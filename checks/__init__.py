@@ -1,4 +1,5 @@
-"""Checks for hand-written gradients: compare with autograd or central differences, and say what went wrong.
+"""Checks for hand-written gradients: compare with autograd or central differences, and say what
+went wrong.
 
 >>> from checks import cmp
 >>> cmp("logprobs", dlogprobs, logprobs)   # doctest: +SKIP
@@ -10,8 +11,8 @@ from typing import Any
 
 from checks.placeholders import install_hook
 
-# the public names and their modules, imported on first use: ``import checks`` stays light (no torch),
-# so the grader's test runner and the backprop-workbook command start quickly
+# the public names and their modules, imported on first use: ``import checks`` stays light
+# (no torch), so the grader's test runner and the backprop-workbook command start quickly
 _WHERE = {
     **dict.fromkeys(
         ["Result", "Summary", "check_value", "cmp", "expect", "reset", "results", "summary"],

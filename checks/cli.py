@@ -1,4 +1,5 @@
-"""The learner's command: ``backprop-workbook start [DIR]`` and ``backprop-workbook check NOTEBOOK``."""
+"""The learner's command: ``backprop-workbook start [DIR]`` and \
+``backprop-workbook check NOTEBOOK``."""
 
 from __future__ import annotations
 

@@ -74,7 +74,10 @@ def _grade_in_folder(
 
 def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
     """A row per notebook of a submission whose task failed for good (one, without notebooks)."""
-    reason = f"the grading worker failed ({type(why).__name__}: {str(why)[:200]}); grade it again with --executor local"
+    reason = (
+        f"the grading worker failed ({type(why).__name__}: {str(why)[:200]}); "
+        "grade it again with --executor local"
+    )
     return [
         {"submission": sub, "notebook": name, **_row("-", False, "", reason)}
         for name in [nb.name for nb in nbs] or ["-"]
@@ -90,7 +93,8 @@ def grade_on_dask(
     shown: Callable,
     progress: Callable,
 ) -> None:
-    """Grade ``todo`` as dask tasks; ``record`` keeps each submission's rows, ``shown`` reports it."""
+    """Grade ``todo`` as dask tasks; ``record`` keeps each submission's rows, ``shown``
+    reports it."""
     from distributed import Client, LocalCluster, as_completed
 
     references = {}

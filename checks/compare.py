@@ -1,4 +1,5 @@
-"""Compare a hand-written gradient with autograd's: the lecture's ``cmp``, stricter and more helpful.
+"""Compare a hand-written gradient with autograd's: the lecture's ``cmp``, stricter and more
+helpful.
 
 ``cmp(name, dt, t)`` prints the lecture's line::
 
@@ -78,8 +79,9 @@ def _reference(name: str, t: Any) -> torch.Tensor:
         raise Refused(
             "no-grad",
             (
-                f"{name} does not require grad, so autograd has no gradient for it: pass the tensor "
-                f"itself, not `{name}.grad`, and build it from tensors with requires_grad=True."
+                f"{name} does not require grad, so autograd has no gradient for it: pass the "
+                f"tensor itself, not `{name}.grad`, and build it from tensors with "
+                "requires_grad=True."
             ),
         )
     if not t.is_leaf and not t.retains_grad:
@@ -132,13 +134,14 @@ def answer(
         if y.layout != torch.strided:
             y = y.to_dense()
     elif isinstance(getattr(dt, "data", None), (int, float)) and not isinstance(dt, (int, float)):
-        # a micrograd-style Value where a number was meant: a name in the formula means another thing
+        # a micrograd-style Value where a number was meant: a name in the formula means another
+        # thing
         raise Refused(
             "wrong",
             (
-                f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later cell "
-                "has given a name in your formula a new meaning; run this section again from its "
-                "first code cell (or use .data for the number)."
+                f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later "
+                "cell has given a name in your formula a new meaning; run this section again from "
+                "its first code cell (or use .data for the number)."
             ),
         )
     elif isinstance(dt, (str, bytes, dict, set)) or callable(dt):
@@ -489,7 +492,8 @@ def with_source(
     label: str,
     answers: set[str] | None = None,
 ) -> Context:
-    """``ctx`` with what the learner's code says about ``label`` (``dX``); refuses a copy of ``.grad``.
+    """``ctx`` with what the learner's code says about ``label`` (``dX``); refuses a
+    copy of ``.grad``.
 
     ``answers`` are the names of the learner's other answers (an alias of one of them is noted)."""
     if not code:
@@ -509,9 +513,9 @@ def with_source(
             Note(
                 "alias",
                 (
-                    f"`{label} = {facts.alias_of}` makes one tensor with two names, so changing {label} in "
-                    f"place changed {facts.alias_of} too, which no longer holds what you checked: start "
-                    f"from `{facts.alias_of}.clone()`."
+                    f"`{label} = {facts.alias_of}` makes one tensor with two names, so changing "
+                    f"{label} in place changed {facts.alias_of} too, which no longer holds what "
+                    f"you checked: start from `{facts.alias_of}.clone()`."
                 ),
             )
         )
@@ -730,7 +734,8 @@ class Summary:
         for r, tries in self.rows:
             md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
             lines.append(
-                f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} {md:>10s} {tries:>5d} {_hints(r):>5s}"
+                f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} "
+                f"{md:>10s} {tries:>5d} {_hints(r):>5s}"
             )
         lines += [f"{n:16s} {'· not run yet':14s}" for n in self.unreached]
         lines.append(self._tail())

@@ -2,9 +2,9 @@
 
 The data is ``names.txt`` from Andrej Karpathy's makemore repository (32,033 lowercase
 names). It lives in ``DATA_DIR`` (the checkout's ``data/`` folder, in an installed wheel the
-user's cache folder, or ``$WORKBOOK_DATA_DIR``), is fetched from ``NAMES_URL`` (or ``$WORKBOOK_NAMES_URL``) when
-missing, and is always checked against ``NAMES_SHA256``. The dataset construction and
-the 80/10/10 split reproduce the lecture exactly.
+user's cache folder, or ``$WORKBOOK_DATA_DIR``), is fetched from ``NAMES_URL`` (or
+``$WORKBOOK_NAMES_URL``) when missing, and is always checked against ``NAMES_SHA256``. The
+dataset construction and the 80/10/10 split reproduce the lecture exactly.
 """
 
 from __future__ import annotations

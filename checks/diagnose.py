@@ -21,20 +21,32 @@ import torch
 MISTAKES: dict[str, str] = {
     "missing": "nothing written yet: the answer is None or `...`",
     "nan": "the answer holds NaN or infinity where the gradient is finite",
-    "shape": "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong axis, a missing sum)",
+    "shape": (
+        "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong "
+        "axis, a missing sum)"
+    ),
     "transpose": "the right values, transposed",
     "sign": "exactly the negative of the gradient",
     "scale": "the gradient times a constant factor (often the batch size or its inverse)",
-    "bessel": "off by n/(n-1) or (n-1)/n: Bessel's correction used where it should not be, or left out",
-    "missing-path": "the tensor feeds several operations and the answer holds only some of their contributions",
+    "bessel": (
+        "off by n/(n-1) or (n-1)/n: Bessel's correction used where it should not be, or left out"
+    ),
+    "missing-path": (
+        "the tensor feeds several operations and the answer holds only some of their contributions"
+    ),
     "accumulate": "rows used several times were overwritten instead of summed (scatter-add)",
     "autograd-grad": "the answer is autograd's own `.grad` tensor, not a hand-written gradient",
     "upstream": "the step is right, but it was taken from an earlier answer that is wrong",
-    "operand": "a rule applied with the wrong operand: another tensor where the forward input belongs",
+    "operand": (
+        "a rule applied with the wrong operand: another tensor where the forward input belongs"
+    ),
     "alias": "two names for one tensor: an in-place change through one changed the other",
     "mask": "a softmax's mask applied after it (rows that no longer sum to 1) or not at all",
     "wrong": "anything else: the values differ in no recognisable way",
-    "no-grad": "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, not the answer)",
+    "no-grad": (
+        "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, "
+        "not the answer)"
+    ),
 }
 
 
@@ -114,7 +126,8 @@ class Context:
 
 
 def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | None:
-    """The axes when ``ys`` is ``es`` without its leading size-1 axes ((64,) for (1, 64)), else None.
+    """The axes when ``ys`` is ``es`` without its leading size-1 axes ((64,) for (1, 64)),
+    else None.
 
     Such an answer broadcasts back to exactly ``es``. Nothing else does: (32,) for (32, 1) lines up
     with the wrong axis, and an extra axis ((1, 27) for (27,)) makes a parameter update grow.
@@ -131,7 +144,10 @@ def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] 
 def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
     """Mistake and hint for an answer whose shape differs from the tensor's."""
     ys, es = tuple(y.shape), tuple(e.shape)
-    yours = f"your {ctx.answer} has shape {fmt_shape(ys)} but {ctx.target if ctx.value else ctx.tensor} has shape {fmt_shape(es)}"
+    yours = (
+        f"your {ctx.answer} has shape {fmt_shape(ys)} but "
+        f"{ctx.target if ctx.value else ctx.tensor} has shape {fmt_shape(es)}"
+    )
     if y.numel() == 1 and e.numel() > 1:
         what = "it must have that shape" if ctx.value else "a gradient has its tensor's shape"
         return "shape", f"{yours}: {what}, one number per element."
@@ -153,7 +169,8 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         )
         return (
             "shape",
-            f"{yours}: that is its shape transposed ({how}){_after_permute(y.permute(perms[0]), e, ctx)}.",
+            f"{yours}: that is its shape transposed ({how})"
+            f"{_after_permute(y.permute(perms[0]), e, ctx)}.",
         )
 
     for full, short, what, fix in (
@@ -165,7 +182,8 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
             tail = " (the values are right)" if close(y.reshape(es), e, ctx.rtol, ctx.atol) else ""
             return (
                 "shape",
-                f"{yours}: {what.format(fmt_axes(ones))}{tail}; {fix} or reshape to {fmt_shape(es)}.",
+                f"{yours}: {what.format(fmt_axes(ones))}{tail}; {fix} or reshape to "
+                f"{fmt_shape(es)}.",
             )
 
     axes = _broadcast_axes(ys, es)
@@ -199,8 +217,8 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         summed_axis, needed = wrong_axis
         kd = ", keepdim=True" if len(es) == len(ys) + 1 else ""
         return "shape", (
-            f"{yours}: you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along {fmt_axes(needed)}, "
-            f"so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
+            f"{yours}: you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along "
+            f"{fmt_axes(needed)}, so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
         )
 
     if y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol):
@@ -208,7 +226,8 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         shape = f"{var}.shape" if var else ", ".join(map(str, es))
         return (
             "shape",
-            f"{yours}: the values are right, so view them back into {ctx.tensor}'s shape (`.view({shape})`).",
+            f"{yours}: the values are right, so view them back into {ctx.tensor}'s shape "
+            f"(`.view({shape})`).",
         )
 
     differ = [
@@ -223,14 +242,16 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
             )
     if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1 :] == es[1:]:
         return "shape", (
-            f"{yours}: if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} into the row of "
-            f"{ctx.tensor} it came from, with `index_add_`, to get shape {fmt_shape(es)}."
+            f"{yours}: if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} "
+            f"into the row of {ctx.tensor} it came from, with `index_add_`, to get shape "
+            f"{fmt_shape(es)}."
         )
     if len(ys) == len(es) and all(ys[i] == 1 for i in differ):
         sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
         return "shape", (
             f"{yours}: {ctx.tensor} has {sizes}, so {ctx.answer} needs one entry for each of them; "
-            f"if a sum produced this in the forward pass, broadcast it back (e.g. `torch.ones_like({ctx.tensor}) * ...`)."
+            "if a sum produced this in the forward pass, broadcast it back "
+            f"(e.g. `torch.ones_like({ctx.tensor}) * ...`)."
         )
     if len(ys) != len(es):
         plural = "s" if len(ys) != 1 else ""
@@ -272,11 +293,13 @@ def _broadcast_axes(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | Non
 def _summed_without_keepdim(
     ys: tuple[int, ...], es: tuple[int, ...]
 ) -> tuple[int, list[int]] | None:
-    """(b, axes) when ``ys`` is a gradient summed over axis b (dropped) instead of the broadcast ``axes``.
+    """(b, axes) when ``ys`` is a gradient summed over axis b (dropped) instead of the
+    broadcast ``axes``.
 
-    The axes are those of the broadcast gradient, which has one axis more than ``ys``. That is ``es``'s
-    own number of axes, or, for a 1-D tensor like a bias, the 2-D output it was added to; a tensor of
-    two or more axes is rarely broadcast to more, so its shape mistakes are explained otherwise.
+    The axes are those of the broadcast gradient, which has one axis more than ``ys``. That is
+    ``es``'s own number of axes, or, for a 1-D tensor like a bias, the 2-D output it was added to; a
+    tensor of two or more axes is rarely broadcast to more, so its shape mistakes are explained
+    otherwise.
     """
     if not (len(es) == len(ys) + 1 or len(es) == len(ys) == 1):
         return None
@@ -298,7 +321,8 @@ def _axes_arg(axes: Sequence[int]) -> str:
 
 
 def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
-    """What the answer is once permuted into ``e``'s shape: a factor of the gradient, or else a plain difference."""
+    """What the answer is once permuted into ``e``'s shape: a factor of the gradient, or else a
+    plain difference."""
     if close(-yp, e, ctx.rtol, ctx.atol):
         return f"; transposed back, it is the negative of {ctx.target}"
     c = _uniform_factor(yp, e, ctx)
@@ -347,10 +371,12 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
     if y.dim() == 2 and y.shape[0] == y.shape[1] > 1 and close(y.T, e, rt, at):
         return (
             "transpose",
-            f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix product or use `.T`.",
+            f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix "
+            "product or use `.T`.",
         )
     # The graph tests cost the most, so they come last, except for a single number, where any wrong
-    # answer is some factor times the right one and only the graph can tell a missing path from a factor.
+    # answer is some factor times the right one and only the graph can tell a missing path from a
+    # factor.
     order = (
         (_operand, _missing_path, _accumulate, _scale)
         if single
@@ -361,11 +387,16 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
         if found:
             mistake, hint = found
             return mistake, hint + (_unmeasured(ctx) if single and mistake == "scale" else "")
-    if single:  # the numbers follow in the worst element's sentence (``Result.where``): a hint states no expected value
+    # the numbers follow in the worst element's sentence (``Result.where``): a hint states no
+    # expected value
+    if single:
         whence = "" if ctx.value else f" (from {ctx.source})"
         hint = f"your {ctx.answer} is not {ctx.target}{whence}: re-derive it step by step."
     else:
-        hint = f"your {ctx.answer} differs from {ctx.target} in no recognisable way: re-derive it step by step."
+        hint = (
+            f"your {ctx.answer} differs from {ctx.target} in no recognisable way: "
+            "re-derive it step by step."
+        )
     return "wrong", hint + _unmeasured(ctx)
 
 
@@ -394,7 +425,8 @@ def _batch_factors(batch: Sequence[int]) -> list[float]:
 
 
 def _uniform_factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> float | None:
-    """The constant c with y = c * e (least squares, then checked), if there is one and it is not 1."""
+    """The constant c with y = c * e (least squares, then checked), if there is one and
+    it is not 1."""
     yd, ed = y.double().flatten(), e.double().flatten()
     den = float(ed @ ed)
     if den == 0.0 or not math.isfinite(den):
@@ -423,7 +455,9 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
             f"Bessel's correction is off; the forward pass uses {use}, so the backward must too."
         )
     if e.numel() == 1 and not simple_factor(c, ctx.batch_sizes):
-        return None  # a single number is always some multiple of the right one: only a simple factor says anything
+        # a single number is always some multiple of the right one: only a simple factor says
+        # anything
+        return None
     words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target)
     return "scale", f"your {ctx.answer} is {words}: {advice}."
 
@@ -441,7 +475,8 @@ def _bessel_n(c: float) -> int | None:
 
 
 def _factor_words(c: float, batch: Sequence[int], of: str = "the gradient") -> tuple[str, str]:
-    """How ``c`` times ``of`` reads ("-2 times the gradient (...)", "1/32 of the gradient, and 32 is ..."), and what to do."""
+    """How ``c`` times ``of`` reads ("-2 times the gradient (...)", "1/32 of the gradient, and 32
+    is ..."), and what to do."""
     frac = Fraction(c).limit_denominator(1000)
     mag = abs(frac)
     exact = abs(float(frac) - c) <= 1e-4 * abs(c)
@@ -497,7 +532,8 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
     elif unknown:
         return None
     elif not _adds_up(contribs, e):
-        return None  # the contributions are not those of this gradient (another backward pass): do not guess
+        # the contributions are not those of this gradient (another backward pass): do not guess
+        return None
     labels = [label for label, _ in paths]
     k = len(paths)
     for size in range(1, k):
@@ -508,8 +544,9 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
                 miss = " and ".join(labels[i] for i in range(k) if i not in subset)
                 ctx.missing_uses = [_named(labels[i]) for i in range(k) if i not in subset]
                 return "missing-path", (
-                    f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} holds only the "
-                    f"contribution through {have}: add the one through {miss} (`+=`)."
+                    f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} "
+                    f"holds only the contribution through {have}: add the one through {miss} "
+                    "(`+=`)."
                 )
     found = _one_path_off(y, e, contribs, labels, ctx)
     if found is None and ctx.terms is not None:  # a slip inside one term of a fused formula
@@ -534,25 +571,29 @@ _SLOT = re.compile(r"^input \d+ of ")
 
 
 def slot_label(slot: int, label: str) -> str:
-    """The label of one input of an operation that takes the tensor twice (``a * a``): "input 1 of `L` (mul)"."""
+    """The label of one input of an operation that takes the tensor twice (``a * a``):
+    "input 1 of `L` (mul)"."""
     return f"input {slot + 1} of {label}"
 
 
 def _uses_phrase(name: str, labels: list[str]) -> str:
-    """ "x feeds 2 operations (...)", or "x is used 2 times (...)" when one operation takes it twice."""
+    """ "x feeds 2 operations (...)", or "x is used 2 times (...)" when one operation
+    takes it twice."""
     ops = len({_SLOT.sub("", label) for label in labels})
     what = f"feeds {ops} operations" if ops == len(labels) else f"is used {len(labels)} times"
     return f"{name} {what} ({', '.join(labels)})"
 
 
 def _unmeasured(ctx: Context) -> str:
-    """A sentence for a tensor with several uses whose contributions could not be measured, else ""."""
+    """A sentence for a tensor with several uses whose contributions could not be
+    measured, else ""."""
     paths = ctx.paths() if ctx.paths is not None else []
     if len(paths) < 2 or sum(c is None for _, c in paths) < 2:
         return ""
     return (
-        f" Note: {_uses_phrase(ctx.variable or 'its input', [label for label, _ in paths])}, and cmp cannot tell whether one of their "
-        "contributions is missing: the backward pass freed the graph, so it cannot measure each contribution "
+        f" Note: {_uses_phrase(ctx.variable or 'its input', [label for label, _ in paths])}, "
+        "and cmp cannot tell whether one of their contributions is missing: the backward pass "
+        "freed the graph, so it cannot measure each contribution "
         "(backward(retain_graph=True) would let it)."
     )
 
@@ -560,7 +601,8 @@ def _unmeasured(ctx: Context) -> str:
 def _one_path_off(
     y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor], labels: list[str], ctx: Context
 ) -> tuple[str, str] | None:
-    """The answer as a weighted sum of the paths' contributions, with one weight wrong (a sign, a factor)."""
+    """The answer as a weighted sum of the paths' contributions, with one weight wrong
+    (a sign, a factor)."""
     scale = float(e.double().norm())
     keep = [i for i, c in enumerate(contribs) if float(c.double().norm()) > 1e-6 * scale]
     if len(keep) < 2:
@@ -589,8 +631,8 @@ def _one_path_off(
     if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes):
         ratio = f"{n}/{n - 1}" if a > 1 else f"{n - 1}/{n}"
         return "bessel", (
-            f"your {ctx.answer} is right except that {where} is {ratio} times what it should be (n={n}): "
-            "use the same 1/(n-1) or 1/n there as the forward pass does."
+            f"your {ctx.answer} is right except that {where} is {ratio} times what it should "
+            f"be (n={n}): use the same 1/(n-1) or 1/n there as the forward pass does."
         )
     if 1e-3 <= abs(a) <= 1e4:
         words, advice = _factor_words(a, ctx.batch_sizes, of="what it should be")
@@ -599,7 +641,8 @@ def _one_path_off(
 
 
 def _one_weight_off(A: torch.Tensor, yd: torch.Tensor, ctx: Context) -> list[tuple[int, float]]:
-    """(column, weight) for each column whose weight alone, at a simple value, explains ``yd``; the others weigh 1."""
+    """(column, weight) for each column whose weight alone, at a simple value, explains ``yd``;
+    the others weigh 1."""
     found = []
     tol = 1e-4 * float(yd.abs().max()) + ctx.atol
     for j in range(A.shape[1]):

@@ -1,11 +1,14 @@
 """Scores out to an LMS: a Canvas gradebook CSV and a Gradescope autograder.
 
-    python -m checks.export canvas OUT --roster roster.csv [--assignment 03-makemore-backprop="Backprop (1234)"]
-    python -m checks.export gradescope-package --to autograder.zip [--notebook 03-makemore-backprop] [--solutions DIR]
-    python -m checks.export gradescope-run [--root /autograder]        # what the package's run_autograder calls
+    python -m checks.export canvas OUT --roster roster.csv
+        [--assignment 03-makemore-backprop="Backprop (1234)"]
+    python -m checks.export gradescope-package --to autograder.zip
+        [--notebook 03-makemore-backprop] [--solutions DIR]
+    python -m checks.export gradescope-run [--root /autograder]
+        # what the package's run_autograder calls
 
-The Canvas file has the columns Canvas imports (Student, ID, SIS User ID, Section, then one column per
-notebook with its points, one point per check, the instructor's overrides applied) and a Points
+The Canvas file has the columns Canvas imports (Student, ID, SIS User ID, Section, then one column
+per notebook with its points, one point per check, the instructor's overrides applied) and a Points
 Possible row. The Gradescope package holds ``setup.sh``, ``run_autograder``, the solutions and the
 grading settings; ``run_autograder`` grades ``/autograder/submission`` and writes
 ``/autograder/results/results.json``: one test per check with its score, max_score and the hint.
@@ -103,7 +106,8 @@ SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, when it builds the autograder's image (Ubuntu, as root).
 set -euo pipefail
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-pip python3-venv bubblewrap >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-pip python3-venv \
+bubblewrap >/dev/null
 python3 -m venv /opt/workbook
 # the CPU build of torch first: a plain install would pull a CUDA build of several GB
 /opt/workbook/bin/pip install -q torch --index-url https://download.pytorch.org/whl/cpu
@@ -165,7 +169,8 @@ def gradescope_package(
 
 
 def gradescope_run(root: Path) -> int:
-    """Grade ``root/submission`` as the package's settings say; write ``root/results/results.json``."""
+    """Grade ``root/submission`` as the package's settings say; write
+    ``root/results/results.json``."""
     from checks.grade import Settings, grade
 
     source = root / "source"
@@ -255,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             if not a.no_wheel and not bundle:
                 print(
-                    "no wheel bundled (it is built from a checkout with the build package): setup.sh "
-                    "installs this version from the package index",
+                    "no wheel bundled (it is built from a checkout with the build package): "
+                    "setup.sh installs this version from the package index",
                     file=sys.stderr,
                 )
             with tempfile.TemporaryDirectory() as tmp:
@@ -265,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
                     a.to, a.solutions, a.notebook, a.seed, a.batch, a.steps, wheel
                 )
             print(
-                f"wrote {to}: upload it as the assignment's autograder (Gradescope: Configure Autograder)"
+                f"wrote {to}: upload it as the assignment's autograder "
+                "(Gradescope: Configure Autograder)"
             )
             return 0
         return gradescope_run(a.root)

@@ -13,10 +13,11 @@ The pages are one file each with inline styles only: no ``<style>`` element, no 
 stylesheet, font or picture to fetch, so they look the same in any browser and as an e-mail
 attachment (the colours are the notebook's, ``checks.verdict``).
 
-They never show an expected value: they show a row's ``feedback`` (``checks.verdict.Result.feedback``:
-the hint, which states no expected value, and how many elements differ and where the worst one is),
-never its ``reason`` (the instructor's column, with the worst element's expected value). Solution
-code never reaches a row: the grading kernel never holds it (``checks.grade``).
+They never show an expected value: they show a row's ``feedback``
+(``checks.verdict.Result.feedback``: the hint, which states no expected value, and how many elements
+differ and where the worst one is), never its ``reason`` (the instructor's column, with the worst
+element's expected value). Solution code never reaches a row: the grading kernel never holds it
+(``checks.grade``).
 """
 
 from __future__ import annotations

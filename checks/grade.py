@@ -1,7 +1,9 @@
 """Grade learners' notebooks against the instructor's solutions.
 
-    python -m checks.grade SUBMISSION... --out DIR      # each SUBMISSION a notebook or a folder of one learner's notebooks
-    python -m checks.grade --self notebooks/03-makemore-backprop.ipynb   # a learner's own score, before submitting
+    python -m checks.grade SUBMISSION... --out DIR
+        # each SUBMISSION a notebook or a folder of one learner's notebooks
+    python -m checks.grade --self notebooks/03-makemore-backprop.ipynb
+        # a learner's own score, before submitting
 
 For every notebook the grader first runs the instructor's solution (the reference run) and keeps,
 before each answer cell, the notebook's state (its tensors and numbers) and, after it, the expected
@@ -82,7 +84,8 @@ class Settings:
 
 @dataclass
 class AnswerCell:
-    """One solution cell that holds answers: where it is, what it asks for, how to read the values."""
+    """One solution cell that holds answers: where it is, what it asks for, how to read
+    the values."""
 
     index: int
     cell_id: str | None
@@ -161,7 +164,8 @@ __grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __g
 __grade_values_of, __grade_fresh, __grade_normed = __gr.values_of, __gr.fresh, __gr.normed
 __gr.settle()
 """
-WATCH = "__gr.watch_autograd()"  # in a learner's run only: the reference run's calls are the instructor's
+# in a learner's run only: the reference run's calls are the instructor's
+WATCH = "__gr.watch_autograd()"
 
 
 @dataclass
@@ -335,7 +339,8 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
     matched = sum(v is not None for v in found.values())
     if ex.answers and matched < max(1, len(ex.answers) // 3):
         raise Unreadable(
-            f"does not look like {ex.name}: only {matched} of its {len(ex.answers)} answer cells are there"
+            f"does not look like {ex.name}: only {matched} of its {len(ex.answers)} answer cells "
+            "are there"
         )
     return found
 
@@ -616,7 +621,8 @@ KERNEL_DIED = "the kernel died (a crash, or more memory than allowed); the grade
 
 def _watch(proc: subprocess.Popen, deadline: float, limit: int) -> str | None:
     """Wait for a grading run; its fault, if any. A kernel that dies is noticed within seconds
-    (Linux: its process is gone while the test runner still waits on it), not at the cell timeout."""
+    (Linux: its process is gone while the test runner still waits on it), not at the
+    cell timeout."""
     seen, gone = False, None
     while True:
         try:
@@ -658,7 +664,8 @@ def _kernel_alive(parent: int) -> bool | None:
 
 
 def _cells(junit: Path) -> tuple[dict[int, str], dict[int, float]]:
-    """From the test runner's report: each failing cell's error in one line, and each cell's time."""
+    """From the test runner's report: each failing cell's error in one line, and each
+    cell's time."""
     errors: dict[int, str] = {}
     seconds: dict[int, float] = {}
     try:
@@ -681,7 +688,10 @@ def _cells(junit: Path) -> tuple[dict[int, str], dict[int, float]]:
 def _one_line_error(text: str) -> str:
     text = re.sub(r"(\x1b|#x1B)\[[0-9;]*m", "", text)  # colours, raw or as junit XML writes them
     if "Failed to interrupt kernel" in text:
-        return "the kernel stopped responding (it crashed, or ran out of time and could not be interrupted)"
+        return (
+            "the kernel stopped responding (it crashed, or ran out of time and could not be "
+            "interrupted)"
+        )
     if "Timeout" in text or "timed out" in text:
         return "the cell ran out of time"
     if "Kernel died" in text or "DeadKernel" in text or "kernel died" in text.lower():
@@ -745,11 +755,15 @@ def judge_values(
             )
         elif y is None:
             if fatal is not None and at > fatal:
-                reason = f"not reached: the kernel stopped in an earlier cell ({concerns[fatal] or 'cell ' + str(fatal)})"
+                reason = (
+                    "not reached: the kernel stopped in an earlier cell "
+                    f"({concerns[fatal] or 'cell ' + str(fatal)})"
+                )
             else:
                 reason = (
                     run.fault
-                    or "the answer was not recorded (the notebook stopped, or interfered with the grader)"
+                    or "the answer was not recorded (the notebook stopped, or interfered with the "
+                    "grader)"
                 )
             rows.append(_row(check, False, "", reason))
         elif isinstance(y, str) and y.startswith("<error: "):
@@ -808,8 +822,8 @@ def _twin_not_earned(
     if not twins or passed & set(twins):
         return None
     return (
-        f"this is the quantity of {', '.join(twins)}, which the notebook did not get right there; the grader "
-        "handed the right one in before this cell, where it could be copied"
+        f"this is the quantity of {', '.join(twins)}, which the notebook did not get right "
+        "there; the grader handed the right one in before this cell, where it could be copied"
     )
 
 
@@ -831,8 +845,8 @@ def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]
                 and not (t.shape == e.shape and torch.equal(t.detach(), e))
             ):
                 return (
-                    f"the answer is, bit for bit, the `{name}` the grader handed the notebook before this "
-                    "cell: compute it in this cell"
+                    f"the answer is, bit for bit, the `{name}` the grader handed the notebook "
+                    "before this cell: compute it in this cell"
                 )
     return None
 
@@ -920,7 +934,10 @@ def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, st
         if why:
             reviews.update({c: why for c in a.checks})
         if lasting(around) and earlier is None:  # what it changed in the kernel lasts
-            earlier = f"an earlier cell reaches around what the grader can read ({_listed(lasting(around))})"
+            earlier = (
+                "an earlier cell reaches around what the grader can read "
+                f"({_listed(lasting(around))})"
+            )
     return reviews
 
 
@@ -953,7 +970,8 @@ class Grader:
         self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
-        # kept out of a sandbox even inside what it may read (the hint ladders hold the solution lines)
+        # kept out of a sandbox even inside what it may read (the hint ladders hold the solution
+        # lines)
         self.hidden = [solutions, out, self.cache, HINTS]
 
     def cache_of(self, ex: Exercise) -> Path:
@@ -1111,7 +1129,8 @@ def grade(
         passed = sum(r["passed"] == "true" for r in rows)
         rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
         progress(
-            f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass ({rate:.1f} submissions/min)"
+            f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass "
+            f"({rate:.1f} submissions/min)"
         )
 
     _STOPPING.clear()
@@ -1156,7 +1175,8 @@ def grade_submission(
     chosen, ignored = one_copy_each(nbs, grader.exercises)
     for other, kept in ignored:
         progress(
-            f"{sub}: {other.name} is another copy of {kept.name}'s exercise: only {kept.name} is graded"
+            f"{sub}: {other.name} is another copy of {kept.name}'s exercise: "
+            f"only {kept.name} is graded"
         )
     for nb in chosen:
         rows += grader.grade_notebook(sub, nb)
@@ -1254,8 +1274,9 @@ def write_reports(
     lines = ["# Class report", ""]
     if settings is not None:
         lines += [
-            f"Graded with seed {settings.seed}, batch {settings.batch}, {settings.steps} training steps "
-            f"(`--seed {settings.seed} --batch {settings.batch} --steps {settings.steps}` reproduces it).",
+            f"Graded with seed {settings.seed}, batch {settings.batch}, {settings.steps} training "
+            f"steps (`--seed {settings.seed} --batch {settings.batch} --steps {settings.steps}` "
+            "reproduces it).",
             "",
         ]
     lines += ["| notebook | check | passed | most common mistakes |", "|---|---|---|---|"]
@@ -1272,8 +1293,8 @@ def write_reports(
             "",
             "## Copies not graded",
             "",
-            "A submission held several copies of one exercise; the one named like the exercise (else the first "
-            "by name) was graded:",
+            "A submission held several copies of one exercise; the one named like the exercise "
+            "(else the first by name) was graded:",
             "",
         ] + [f"- {x}" for x in ignored]
     (out / "report.md").write_text("\n".join(lines) + "\n")
@@ -1313,7 +1334,8 @@ def self_check(
     if only and not any(r["check"].startswith(only) for r in rows):
         prefixes = sorted({r["check"].split("/")[0] + "/" for r in rows})
         print(
-            f"no check's name starts with {only!r}: this notebook's start with {', '.join(prefixes)}",
+            f"no check's name starts with {only!r}: this notebook's start with "
+            f"{', '.join(prefixes)}",
             file=sys.stderr,
         )
         return 2
@@ -1393,7 +1415,10 @@ def main(argv: list[str] | None = None) -> int:
         "--seed",
         type=int,
         default=None,
-        help="the notebooks' random seed (default: drawn fresh, kept in the out folder for a resumed run)",
+        help=(
+            "the notebooks' random seed (default: drawn fresh, kept in the out folder for a "
+            "resumed run)"
+        ),
     )
     p.add_argument(
         "--batch",
@@ -1412,13 +1437,19 @@ def main(argv: list[str] | None = None) -> int:
         "--sandbox",
         choices=["auto", "bwrap", "none"],
         default="auto",
-        help="where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works (default)",
+        help=(
+            "where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works "
+            "(default)"
+        ),
     )
     p.add_argument(
         "--executor",
         choices=["local", "dask"],
         default="local",
-        help="local: a thread per job on this machine; dask: tasks on a dask cluster (the [dask] extra)",
+        help=(
+            "local: a thread per job on this machine; dask: tasks on a dask cluster "
+            "(the [dask] extra)"
+        ),
     )
     p.add_argument(
         "--scheduler",
@@ -1446,7 +1477,8 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as why:
         print(why, file=sys.stderr)
         return 2
-    # numbers that ship with the code could be answered with literals: draw them (or take the instructor's)
+    # numbers that ship with the code could be answered with literals: draw them (or take the
+    # instructor's)
     seed, batch = draw_numbers(
         self_check_cache().parent if a.self_check else a.out, a.seed, a.batch
     )
@@ -1469,12 +1501,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     except KeyboardInterrupt:
         print(
-            "interrupted: the submissions graded so far are in the reports; run again to grade the rest",
+            "interrupted: the submissions graded so far are in the reports; run again to grade "
+            "the rest",
             file=sys.stderr,
         )
         return 130
     print(
-        f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; wrote {a.out / 'grades.csv'}"
+        f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; "
+        f"wrote {a.out / 'grades.csv'}"
     )
     return 0
 

@@ -75,7 +75,8 @@ def frame_ints(frame: FrameType | None, names: tuple[str, ...] = ("n", "batch_si
 
 
 def grad_of(t: torch.Tensor) -> torch.Tensor | None:
-    """``t.grad``, without the warning PyTorch gives for a non-leaf tensor that does not retain it (it is None then)."""
+    """``t.grad``, without the warning PyTorch gives for a non-leaf tensor that does not retain it
+    (it is None then)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return t.grad
@@ -117,7 +118,8 @@ def is_use_of(t: torch.Tensor, nxt: Node | None, slot: int) -> bool:
 def uses(
     root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | None = None
 ) -> list[tuple[Node, list[int]]]:
-    """The operations that consumed ``t`` on the way to ``root``, with the input slots that are ``t``."""
+    """The operations that consumed ``t`` on the way to ``root``, with the input slots
+    that are ``t``."""
     out = []
     for node in walk(root) if parents is None else parents:
         slots = [j for j, (nxt, nr) in enumerate(node.next_functions) if is_use_of(t, nxt, nr)]
@@ -129,11 +131,12 @@ def uses(
 def find_root(
     t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None
 ) -> torch.Tensor | None:
-    """The scalar the backward pass started from: ``loss`` if given, else a variable that reaches ``t``.
+    """The scalar the backward pass started from: ``loss`` if given, else a variable that
+    reaches ``t``.
 
-    Of several named scalars that reach ``t`` (``tL``, and the ``te = ta * tb`` it was built from), the
-    root is one that no other uses: the last in the chain. ``loss`` is preferred among those, and
-    unnamed live scalars are tried only when no variable reaches ``t``.
+    Of several named scalars that reach ``t`` (``tL``, and the ``te = ta * tb`` it was built from),
+    the root is one that no other uses: the last in the chain. ``loss`` is preferred among those,
+    and unnamed live scalars are tried only when no variable reaches ``t``.
     """
     if loss is not None:
         return (
@@ -335,7 +338,8 @@ class GraphFacts:
         return out
 
     def _output(self, node: Node) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The tensor ``node`` produced and its gradient: the retained ``.grad``, or 1 for the root itself."""
+        """The tensor ``node`` produced and its gradient: the retained ``.grad``, or 1 for the
+        root itself."""
         root = self.root
         if root is not None and node is root.grad_fn:
             g = grad_of(root)
@@ -373,7 +377,8 @@ class GraphFacts:
     def _apply(
         self, node: Node, slots: list[int], out: torch.Tensor | None, g: torch.Tensor
     ) -> torch.Tensor | None:
-        """The rule of ``node`` for the inputs ``slots`` (the tensor), given its output's gradient."""
+        """The rule of ``node`` for the inputs ``slots`` (the tensor),
+        given its output's gradient."""
         total = None
         for slot in slots:
             rule = RULES.get(type(node).__name__)

@@ -56,7 +56,8 @@ def check_numeric(
     atol: float = ATOL,
     quiet: bool = False,
 ) -> Result:
-    """Check ``dt``, the gradient of ``f(*inputs)`` with respect to ``inputs[wrt]``, by central differences.
+    """Check ``dt``, the gradient of ``f(*inputs)`` with respect to ``inputs[wrt]``, by
+    central differences.
 
     Prints the same line as ``cmp`` and returns a :class:`~checks.compare.Result`; the
     comparison is in float64. Never raises on the learner's input (a failing ``f`` is reported).
@@ -73,7 +74,8 @@ def check_numeric(
         except Exception as exc:
             raise Refused(
                 "no-grad",
-                f"the function could not be evaluated on float64 inputs ({type(exc).__name__}: {exc}).",
+                "the function could not be evaluated on float64 inputs "
+                f"({type(exc).__name__}: {exc}).",
             ) from None
         e = grads if isinstance(grads, torch.Tensor) else grads[wrt]
         y, notes = answer(name, dt, e)

@@ -52,7 +52,8 @@ def bwrap() -> str | None:
 
 
 def _base(exe: str) -> list[str]:
-    """bwrap with new namespaces (no network, its own processes), the system read-only, /proc, /dev."""
+    """bwrap with new namespaces (no network, its own processes), the system read-only,
+    /proc, /dev."""
     return [
         exe,
         "--unshare-all",

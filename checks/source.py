@@ -349,7 +349,8 @@ def _is_zero(node: ast.AST) -> bool:
 def _runs_autograd(cell: _Cell, read: str | None) -> bool:
     """The ``.grad`` read comes from autograd run in this very cell: ``torch.autograd.grad(...)``,
     or the ``.grad`` of a tensor the cell made a leaf (``requires_grad_()``) and ran
-    ``.backward()`` for, as in ``l = logits.detach().requires_grad_(); ...backward(); dX = l.grad``."""
+    ``.backward()`` for, as in
+    ``l = logits.detach().requires_grad_(); ...backward(); dX = l.grad``."""
     if read is None:
         return False
     if read.endswith("autograd.grad"):
@@ -366,7 +367,8 @@ def _runs_autograd(cell: _Cell, read: str | None) -> bool:
 
 
 def _autograd_call(node: ast.AST) -> str | None:
-    """ "backward" for a ``.backward(...)`` call, "grad" for ``torch.autograd.grad(...)``, else None."""
+    """ "backward" for a ``.backward(...)`` call, "grad" for ``torch.autograd.grad(...)``,
+    else None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return None
     if node.func.attr == "backward":
@@ -742,7 +744,8 @@ _RUNS_CODE = re.compile(
     r"%%?(?:run|load|sx|system|bash|sh|script|writefile|capture|python\d?|perl|ruby|js|"
     r"javascript|html|file|macro|store|edit|pip|conda)\b"
 )
-# of those, what can change the kernel for later cells too (the grader's module, the builtins, threads...)
+# of those, what can change the kernel for later cells too (the grader's module, the builtins,
+# threads...)
 LASTING = (
     "__gr",
     "__grade",

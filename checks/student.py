@@ -1,4 +1,5 @@
-"""Generate the student notebooks from the solutions: ``python -m checks.student [--check] [--full]``.
+"""Generate the student notebooks from the solutions: \
+``python -m checks.student [--check] [--full]``.
 
 Each ``### BEGIN SOLUTION`` / ``### END SOLUTION`` block (the nbgrader delimiters) becomes
 one placeholder line per name the block assigns, ``dX = ...  # TODO: <what>``. The comment
@@ -189,7 +190,8 @@ def generate(
     out: Path | None = None,
     hints: Path | None = None,
 ) -> list[Path]:
-    """Write (or, with ``check``, compare) every student copy and hint ladder; the paths that differ."""
+    """Write (or, with ``check``, compare) every student copy and hint ladder; the paths
+    that differ."""
     differ = []
     out = out or root / "notebooks"
     hints = hints or (HINTS if root == ROOT else root / "checks" / "hints")
