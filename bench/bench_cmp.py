@@ -49,7 +49,8 @@ def lecture_cmp(s: str, dt: torch.Tensor, t: torch.Tensor, quiet: bool = False) 
 
 
 def build_graph(retain_graph: bool) -> dict[str, torch.Tensor]:
-    """x (32, 64) -> a = 2x, used twice: loss = sum(rowsum(exp(a)) * a). Every intermediate keeps its grad."""
+    """x (32, 64) -> a = 2x, used twice: loss = sum(rowsum(exp(a)) * a). Every intermediate keeps
+    its grad."""
     g = torch.Generator().manual_seed(0)
     x = torch.randn(N, D, generator=g, requires_grad=True)
     a = x * 2
@@ -134,7 +135,8 @@ def simple_cases(scale: float) -> list[dict]:
 
 
 def freed_graph_cases(scale: float) -> list[dict]:
-    """The lecture's set-up: a plain loss.backward(), so contributions are rebuilt from retained grads."""
+    """The lecture's set-up: a plain loss.backward(), so contributions are rebuilt from retained
+    grads."""
     env = build_graph(retain_graph=False)
     a, s = env["a"], env["s"]
     return run_case(
@@ -202,12 +204,14 @@ def main() -> None:
     print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
     print(f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs)")
     print(
-        f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}"
+        f"python:   {platform.python_version()}   torch: {torch.__version__}   "
+        f"torch threads: {torch.get_num_threads()}"
     )
     rows = simple_cases(scale) + freed_graph_cases(scale)
     print(f"objects:  {len(gc.get_objects())} live Python objects (what a graph diagnosis scans)")
     print(
-        f"tensor:   ({N}, {D}) float32; times per call in microseconds (perf_counter_ns), 'printed' = report"
+        f"tensor:   ({N}, {D}) float32; times per call in microseconds (perf_counter_ns), "
+        "'printed' = report"
     )
     print("          printed into an io.StringIO; ratio = checks.cmp median / lecture cmp median")
     print()

@@ -1,20 +1,23 @@
-"""Time a new user's way from ``git clone`` to the first check result in JupyterLab, install included.
+"""Time a new user's way from ``git clone`` to the first check result in JupyterLab, \
+install included.
 
 Run from anywhere (it clones the checkout it lives in, so only committed work is measured)::
 
-    python bench/bench_first_check.py                                    # notebook 01, pip cache as it is
+    python bench/bench_first_check.py                      # notebook 01, pip cache as it is
     python bench/bench_first_check.py --notebook 03-makemore-backprop.ipynb
-    python bench/bench_first_check.py --no-cache                         # pip --no-cache-dir: a cold cache
-    python bench/bench_first_check.py --repo URL --keep                  # another repository; keep the temp dir
+    python bench/bench_first_check.py --no-cache           # pip --no-cache-dir: a cold cache
+    python bench/bench_first_check.py --repo URL --keep    # another repository; keep the temp dir
 
-Phases, each timed with ``time.perf_counter``: ``git clone`` into a temporary directory; ``python -m venv`` (the Python
-that runs this script); ``pip install torch==2.13.0`` (the CPU build, installed first as PyTorch's instructions say);
-the README's ``python -m pip install -e ".[lab]"`` in the clone; copying names.txt into the clone's data/ (a stand-in
-for the download on first use); ``backprop-workbook start DIR --no-lab`` (the README's ``start`` copies the notebooks
-into a folder of the learner's own); then JupyterLab from the venv on that folder: the server answering, the notebook open in headless
-Chromium with an idle kernel, and, after Run > Run All Cells, the first check line visible. A screenshot of that cell
-goes to ``--shots`` (default tests/artifacts/, not committed). Needs git, /usr/bin/chromium and the playwright package in
-the Python that runs it. Nothing is asserted; it prints a table.
+Phases, each timed with ``time.perf_counter``: ``git clone`` into a temporary directory;
+``python -m venv`` (the Python that runs this script); ``pip install torch==2.13.0`` (the CPU build,
+installed first as PyTorch's instructions say); the README's ``python -m pip install -e ".[lab]"``
+in the clone; copying names.txt into the clone's data/ (a stand-in for the download on first use);
+``backprop-workbook start DIR --no-lab`` (the README's ``start`` copies the notebooks into a folder
+of the learner's own); then JupyterLab from the venv on that folder: the server answering, the
+notebook open in headless Chromium with an idle kernel, and, after Run > Run All Cells, the first
+check line visible. A screenshot of that cell goes to ``--shots`` (default tests/artifacts/, not
+committed). Needs git, /usr/bin/chromium and the playwright package in the Python that runs it.
+Nothing is asserted; it prints a table.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 from tests.browser import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from tests.test_e2e import CHECK_LINE, KERNEL_IDLE_JS, Lab  # noqa: E402
 
-TIMEOUT = 300.0  # s, for each browser or server wait: a cold start imports torch and JupyterLab on a small machine
+# s, for each browser or server wait: a cold start imports torch and JupyterLab on a small machine
+TIMEOUT = 300.0
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
@@ -81,7 +85,8 @@ class Timer:
 
 
 def lab_env(python: Path, home: Path) -> dict[str, str]:
-    """A new user's environment: the venv first on PATH, none of this machine's WORKBOOK_/JUPYTER settings."""
+    """A new user's environment: the venv first on PATH, none of this machine's WORKBOOK_/JUPYTER
+    settings."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -98,7 +103,8 @@ def lab_env(python: Path, home: Path) -> dict[str, str]:
 def first_check(
     timer: Timer, python: Path, folder: Path, home: Path, notebook: str, shot: Path
 ) -> None:
-    """Open ``notebook`` in JupyterLab, Run All Cells from the menu, and time until the first check line is visible."""
+    """Open ``notebook`` in JupyterLab, Run All Cells from the menu, and time until the first check
+    line is visible."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
@@ -194,11 +200,12 @@ def main() -> None:
     ).stdout.split()
     print(f"bench_first_check  {datetime.datetime.now().isoformat(timespec='seconds')}")
     print(
-        f"platform: {platform.platform()}  python: {platform.python_version()} ({sys.executable})  cpus: {os.cpu_count()}"
+        f"platform: {platform.platform()}  python: {platform.python_version()} ({sys.executable})  "
+        f"cpus: {os.cpu_count()}"
     )
     print(f"repo: {args.repo}  notebook: {args.notebook}  torch: {args.torch_spec}")
     print(
-        f"pip cache: {'off (--no-cache-dir)' if args.no_cache else f'{cache} ({dir_mb(Path(cache)):.0f} MB before the run)'}"
+        f"pip cache: {'off (--no-cache-dir)' if args.no_cache else f'{cache} ({dir_mb(Path(cache)):.0f} MB before the run)'}"  # noqa: E501
     )
     print(f"pip config: {' '.join(pip_config) or '(none)'}")
 
@@ -230,8 +237,9 @@ def main() -> None:
         timer.add("data: copy names.txt (stands in for the download)", time.perf_counter() - start)
 
         versions = subprocess.run(
-            [str(python), "-c", "from importlib.metadata import version as v; print(*(f'{p} {v(p)}' for p in "
-             "('torch', 'jupyterlab', 'ipykernel', 'matplotlib')), sep=', ')"],
+            [str(python), "-c", "from importlib.metadata import version as v; "
+             "print(*(f'{p} {v(p)}' for p in ('torch', 'jupyterlab', 'ipykernel', 'matplotlib')), "
+             "sep=', ')"],
             capture_output=True, text=True,
         ).stdout.strip()  # fmt: skip
         print(f"  installed: {versions}  venv: {dir_mb(venv):.0f} MB")
@@ -260,17 +268,20 @@ def main() -> None:
     )
     cache_note += f" (cache after the run: {dir_mb(Path(cache)):.0f} MB)"
     print(
-        f"- pip {cache_note}; where packages come from is the pip config above. torch is the CPU wheel: the multi-GB CUDA"
-        " build that an unpinned install pulls on Linux is not measured."
+        f"- pip {cache_note}; where packages come from is the pip config above. torch is the CPU "
+        "wheel: the multi-GB CUDA build that an unpinned install pulls on Linux is not measured."
     )
     print(
-        "- names.txt is copied, not downloaded (a real user downloads ~230 KB on first use); its row is the copy only."
+        "- names.txt is copied, not downloaded (a real user downloads ~230 KB on first use); "
+        "its row is the copy only."
     )
     print(
-        "- the clone is of a local path (no network); the browser is launched before the server clock starts."
+        "- the clone is of a local path (no network); the browser is launched before the server "
+        "clock starts."
     )
     print(
-        "- WORKBOOK_STEPS is not set: Run All in a student copy stops at the first unwritten answer, before any training loop."
+        "- WORKBOOK_STEPS is not set: Run All in a student copy stops at the first unwritten "
+        "answer, before any training loop."
     )
 
 

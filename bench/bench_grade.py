@@ -167,8 +167,9 @@ def main() -> None:
     print(f"date:    {datetime.datetime.now().isoformat(timespec='seconds')}")
     print(f"machine: {platform.platform()} ({platform.machine()}, {cores} CPUs)")
     print(
-        f"python {platform.python_version()}, torch {torch.__version__}, notebook {NOTEBOOK}, {args.n} submissions,"
-        f" {args.steps} steps; this grader: {head} (and its changes), baseline: {args.baseline}"
+        f"python {platform.python_version()}, torch {torch.__version__}, notebook {NOTEBOOK}, "
+        f"{args.n} submissions, {args.steps} steps; this grader: {head} (and its changes), "
+        f"baseline: {args.baseline}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -191,8 +192,8 @@ def main() -> None:
         if not args.no_dask and importlib.util.find_spec("distributed"):
             configs.append(("this", "dask", cores))
         print(
-            f"\n{'grader':>8} {'executor':>8} {'jobs':>4}  {'wall s':>7}  {'submissions/min':>15}  {'per core':>8}"
-            f"  {'vs baseline, same jobs':>22}"
+            f"\n{'grader':>8} {'executor':>8} {'jobs':>4}  {'wall s':>7}  "
+            f"{'submissions/min':>15}  {'per core':>8}  {'vs baseline, same jobs':>22}"
         )
         per_core = {}
         for who, executor, jobs in configs:
@@ -206,8 +207,8 @@ def main() -> None:
             base = per_core.get(("baseline", "local", jobs))
             ratio = f"{per_core[(who, executor, jobs)] / base:.2f}x" if base else "-"
             print(
-                f"{who:>8} {executor:>8} {jobs:>4}  {res['wall']:>7.1f}  {rate:>15.2f}  {rate / jobs:>8.2f}"
-                f"  {ratio:>22}"
+                f"{who:>8} {executor:>8} {jobs:>4}  {res['wall']:>7.1f}  "
+                f"{rate:>15.2f}  {rate / jobs:>8.2f}  {ratio:>22}"
             )
         grader = Grader(tmp / "ref", Settings(steps=args.steps), cache=tmp / "reference-this")
         breakdown(

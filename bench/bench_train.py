@@ -1,36 +1,46 @@
-"""The makemore training step with the hand-written backward pass against the same step with ``loss.backward()``.
+"""The makemore training step with the hand-written backward pass against the same step with \
+``loss.backward()``.
 
-Run from the repository root (no install needed beyond torch; names.txt is downloaded on first use)::
+Run from the repository root (no install needed beyond torch; names.txt is downloaded on
+first use)::
 
-    python bench/bench_train.py                 # the steps and checks.cmp: about two minutes on 2 cores
-    python bench/bench_train.py --full          # also the 200,000 steps of exercise 4 (twice) and pytest --nbval over
-                                                # solutions/: about five minutes more
-    python bench/bench_train.py --quick         # a tenth of the steps, for a smoke test
-    python bench/bench_train.py --threads 2     # torch threads for every variant (default 1)
+    python bench/bench_train.py
+        # the steps and checks.cmp: about two minutes on 2 cores
+    python bench/bench_train.py --full
+        # also the 200,000 steps of exercise 4 (twice) and pytest --nbval over
+        # solutions/: about five minutes more
+    python bench/bench_train.py --quick
+        # a tenth of the steps, for a smoke test
+    python bench/bench_train.py --threads 2
+        # torch threads for every variant (default 1)
 
-The model is exercise 4 of ``solutions/03-makemore-backprop.ipynb``: embedding (27 x 10), linear, batch norm, tanh,
-linear, cross-entropy, updated by SGD. One *step* is the forward pass, the backward pass and the update on one
-minibatch drawn beforehand (drawing it is the same for every variant and is left out). The variants:
+The model is exercise 4 of ``solutions/03-makemore-backprop.ipynb``: embedding (27 x 10), linear,
+batch norm, tanh, linear, cross-entropy, updated by SGD. One *step* is the forward pass, the
+backward pass and the update on one minibatch drawn beforehand (drawing it is the same for every
+variant and is left out). The variants:
 
-- ``hand``: the notebook's own ``step`` function, read from the notebook and executed as it stands (fused cross-entropy
-  and fused batch-norm gradients, no graph: everything under ``torch.no_grad()``), then the notebook's update
-  ``p.data += -lr * grad``;
-- ``autograd``: the same forward pass with the parameters requiring grad, ``p.grad = None``, ``loss.backward()``, then
-  the same update;
-- ``hand, tuned`` and ``autograd, tuned``: the same mathematics in fewer operations (``addmm``, ``var_mean``,
-  ``rsqrt``, ``addcmul``, ``log_softmax`` and ``nll_loss``, and one ``torch._foreach_add_`` for the update of all seven
-  parameters; the hand-written backward also reuses the two batch sums it already has for ``dbngain`` and
-  ``dbnbias``); the autograd side gets the same forward pass and update, so the pair compares like with like.
+- ``hand``: the notebook's own ``step`` function, read from the notebook and executed as it stands
+  (fused cross-entropy and fused batch-norm gradients, no graph: everything under
+  ``torch.no_grad()``), then the notebook's update ``p.data += -lr * grad``;
+- ``autograd``: the same forward pass with the parameters requiring grad, ``p.grad = None``,
+  ``loss.backward()``, then the same update;
+- ``hand, tuned`` and ``autograd, tuned``: the same mathematics in fewer operations (``addmm``,
+  ``var_mean``, ``rsqrt``, ``addcmul``, ``log_softmax`` and ``nll_loss``, and one
+  ``torch._foreach_add_`` for the update of all seven parameters; the hand-written backward also
+  reuses the two batch sums it already has for ``dbngain`` and ``dbnbias``); the autograd side gets
+  the same forward pass and update, so the pair compares like with like.
 
-Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of the same initial
-parameters and runs a warm-up, then the variants take turns in blocks of 50 steps (interleaved, so a change in the
-machine's load hits all of them) until each has run ``--steps`` steps; every step is timed on its own with
-``time.perf_counter_ns`` and the table gives medians and the 10th and 90th percentiles. Operations are counted with a
-``TorchDispatchMode``: every ATen operator that reaches the dispatcher in one step, the ones the autograd engine runs
-during ``backward()`` included (views such as ``.T`` and ``.view`` count as operators too).
+Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of
+the same initial parameters and runs a warm-up, then the variants take turns in blocks of 50 steps
+(interleaved, so a change in the machine's load hits all of them) until each has run ``--steps``
+steps; every step is timed on its own with ``time.perf_counter_ns`` and the table gives medians and
+the 10th and 90th percentiles. Operations are counted with a ``TorchDispatchMode``: every ATen
+operator that reaches the dispatcher in one step, the ones the autograd engine runs during
+``backward()`` included (views such as ``.T`` and ``.view`` count as operators too).
 
-``checks.cmp`` is timed with ``bench/bench_cmp.py``'s own functions, on a right and on a wrong (sign) answer. Nothing is
-asserted; compare ratios from one run rather than absolute times across runs.
+``checks.cmp`` is timed with ``bench/bench_cmp.py``'s own functions, on a right and on a wrong
+(sign) answer. Nothing is asserted; compare ratios from one run rather than absolute times across
+runs.
 """
 
 from __future__ import annotations
@@ -69,7 +79,8 @@ NAMES = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]
 
 
 def init_params(n_hidden: int) -> dict[str, torch.Tensor]:
-    """Exercise 4's initialisation, from the notebook's default seed (the tests' copy of the lecture's init)."""
+    """Exercise 4's initialisation, from the notebook's default seed (the tests' copy of the
+    lecture's init)."""
     return makemore.init_params(VOCAB, BLOCK, N_EMBD, n_hidden, SEED)
 
 
@@ -166,7 +177,8 @@ def tuned_hand_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
             dhpreact = torch.addcmul(dh, dh, h * h, value=-1.0)  # (1 - h**2) * dh
             dbngain = (bnraw * dhpreact).sum(0, keepdim=True)
             dbnbias = dhpreact.sum(0, keepdim=True)
-            # batch norm, fused: bngain * bnvar_inv * (dy - sum(dy) / n - bnraw * sum(dy * bnraw) / (n - 1)), sums reused
+            # batch norm, fused, sums reused:
+            # bngain * bnvar_inv * (dy - sum(dy) / n - bnraw * sum(dy * bnraw) / (n - 1))
             dhprebn = (
                 torch.addcmul(dhpreact, bnraw, dbngain, value=-1 / (n - 1))
                 .sub_(dbnbias, alpha=1 / n)
@@ -231,7 +243,8 @@ def count_ops(run: Callable, Xb: torch.Tensor, Yb: torch.Tensor) -> collections.
 
 
 def check_same_gradients(n_hidden: int, source: str, Xb: torch.Tensor, Yb: torch.Tensor) -> float:
-    """All four variants take one step from the same start: the largest difference between their new parameters."""
+    """All four variants take one step from the same start: the largest difference between their
+    new parameters."""
     after = []
     for make in VARIANTS.values():
         run, p = make(n_hidden, source)
@@ -269,14 +282,17 @@ def time_steps(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> 
 
 
 def step_table(results: list[tuple[int, int, dict]]) -> str:
-    head = f"{'batch':>5s} {'hidden':>6s}  {'variant':16s} {'median µs':>10s} {'p10 µs':>8s} {'p90 µs':>8s} {'steps':>6s} {'ops':>4s}"
+    head = (
+        f"{'batch':>5s} {'hidden':>6s}  {'variant':16s} {'median µs':>10s} {'p10 µs':>8s} "
+        f"{'p90 µs':>8s} {'steps':>6s} {'ops':>4s}"
+    )
     lines = [head, "-" * len(head)]
     for batch, hidden, r in results:
         for name, ts in r["times"].items():
             ops = sum(r["ops"][name].values())
             lines.append(
-                f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} {percentile(ts, 10):8.1f} "
-                f"{percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}"
+                f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} "
+                f"{percentile(ts, 10):8.1f} {percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}"
             )
         lines.append("")
     lines.append("ratios of the medians (hand / autograd), and of the operation counts:")
@@ -284,10 +300,13 @@ def step_table(results: list[tuple[int, int, dict]]) -> str:
         med = {name: percentile(ts, 50) for name, ts in r["times"].items()}
         ops = {name: sum(c.values()) for name, c in r["ops"].items()}
         lines.append(
-            f"  batch {batch:3d} / hidden {hidden:3d}:  notebook's step {med['hand'] / med['autograd']:.2f}x "
-            f"({ops['hand']} vs {ops['autograd']} ops)   tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
+            f"  batch {batch:3d} / hidden {hidden:3d}:  "
+            f"notebook's step {med['hand'] / med['autograd']:.2f}x "
+            f"({ops['hand']} vs {ops['autograd']} ops)   "
+            f"tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
             f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
-            f"largest difference between the variants' parameters after one step: {r['maxdiff']:.1e}"
+            "largest difference between the variants' parameters after one step: "
+            f"{r['maxdiff']:.1e}"
         )
     return "\n".join(lines)
 
@@ -303,7 +322,8 @@ def op_breakdown(ops: dict[str, collections.Counter]) -> str:
 
 
 def where_the_notebook_step_loses(reps: int) -> str:
-    """Two lines of the notebook's step and update against leaner ways of writing them, at batch 32 / hidden 200."""
+    """Two lines of the notebook's step and update against leaner ways of writing them, at
+    batch 32 / hidden 200."""
     n = 32
     g = torch.Generator().manual_seed(0)
     d, Yb, rows = (
@@ -341,10 +361,10 @@ def where_the_notebook_step_loses(reps: int) -> str:
 
     return "\n".join(
         [
-            f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   with a tensor of row indices made once: "
-            f"{median(by_tensor):6.1f} µs",
-            f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   p.add_(grad, alpha=-lr): "
-            f"{median(add_update):6.1f} µs",
+            f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   "
+            f"with a tensor of row indices made once: {median(by_tensor):6.1f} µs",
+            f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   "
+            f"p.add_(grad, alpha=-lr): {median(add_update):6.1f} µs",
         ]
     )
 
@@ -374,7 +394,8 @@ def full_runs(source: str, Xtr, Ytr) -> list[str]:
         seconds = time.perf_counter() - started
         lines.append(
             f"exercise 4, 200,000 steps at batch 32 / hidden 200, {name:8s}: {seconds:7.1f} s "
-            f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, as in the notebook)"
+            f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, "
+            "as in the notebook)"
         )
     started = time.perf_counter()
     proc = subprocess.run(
@@ -421,11 +442,12 @@ def main() -> None:
 
     print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
     print(
-        f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), load average "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start"
+        f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start"
     )
     print(
-        f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}"
+        f"python:   {platform.python_version()}   torch: {torch.__version__}   "
+        f"torch threads: {torch.get_num_threads()}"
     )
     print(f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}")
     print()
