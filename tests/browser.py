@@ -28,5 +28,6 @@ def require_browser() -> None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         pytest.skip(
-            "the playwright package is not installed: run `bash tests/e2e_setup.sh` (pip install playwright)"
+            "the playwright package is not installed: run `bash tests/e2e_setup.sh` "
+            "(pip install playwright)"
         )

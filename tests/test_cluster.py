@@ -135,7 +135,8 @@ def test_a_worker_that_dies_gives_its_submission_a_row_and_the_rest_finish(grade
 
 
 def processes_under(folder: Path) -> list[str]:
-    """The command lines of the processes that name ``folder`` (test runners, kernels, sandboxes)."""
+    """The command lines of the processes that name ``folder`` (test runners,
+    kernels, sandboxes)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

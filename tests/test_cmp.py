@@ -411,7 +411,8 @@ def scalar(x):
 
 
 def _chain():
-    """Notebook 01, section 2: u = 1.5x, y = tanh(u), L = y**2 at x = 0.5; returns (tu, its gradient)."""
+    """Notebook 01, section 2: u = 1.5x, y = tanh(u), L = y**2 at x = 0.5; returns
+    (tu, its gradient)."""
     tx = scalar(0.5)
     tu = 1.5 * tx
     tL = torch.tanh(tu) ** 2
@@ -537,7 +538,8 @@ def test_a_single_nan_says_so_without_an_index():
     )
 
 
-# Notebook 01 (solutions/01-scalar-autograd.ipynb), "A value used twice" and the quiz, as the learner runs them.
+# Notebook 01 (solutions/01-scalar-autograd.ipynb), "A value used twice" and the quiz, as the
+# learner runs them.
 USED_TWICE = """
 import torch
 from checks import cmp

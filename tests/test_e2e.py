@@ -1,17 +1,21 @@
-"""End to end, in a real browser: a learner opens notebook 03 in JupyterLab, runs it, writes an answer.
+"""End to end, in a real browser: a learner opens notebook 03 in JupyterLab, runs it, writes an
+answer.
 
-JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never touched), and headless
-Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does what a learner does: open the student copy
-of 03-makemore-backprop.ipynb, wait for the kernel, Run > Run All Cells, read the checks ("not written yet") and the
-summary table, then type a right `dlogprobs` (the check passes, green ✓) and a right `dprobs`, then a `dlogprobs` with
-the sign flipped (red ✗, the hint names it, and a heatmap of yours minus expected appears under it), ask for hints
-(`hint('logprobs')`, one rung per run: the first speaks to the sign slip), and run the summary again: its map of the
-network has a green `probs`, a red `logprobs` and a grey `counts` (colours read from the page). Screenshots of each
-state go to tests/artifacts/ (not committed); with
-WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/, which the README shows.
+JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never
+touched), and headless Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does
+what a learner does: open the student copy of 03-makemore-backprop.ipynb, wait for the kernel,
+Run > Run All Cells, read the checks ("not written yet") and the summary table, then type a right
+`dlogprobs` (the check passes, green ✓) and a right `dprobs`, then a `dlogprobs` with the sign
+flipped (red ✗, the hint names it, and a heatmap of yours minus expected appears under it), ask for
+hints (`hint('logprobs')`, one rung per run: the first speaks to the sign slip), and run the summary
+again: its map of the network has a green `probs`, a red `logprobs` and a grey `counts` (colours
+read from the page). Screenshots of each state go to tests/artifacts/ (not committed); with
+WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/,
+which the README shows.
 
-Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the reason otherwise.
-Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings), or leave it out with `-m "not e2e"`.
+Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the
+reason otherwise. Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings),
+or leave it out with `-m "not e2e"`.
 """
 
 from __future__ import annotations
@@ -41,15 +45,16 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # the README's pictures
 TOKEN = "e2e-" + os.urandom(12).hex()
 
-# Timeouts (ms): generous, since a cold start imports torch and JupyterLab on a small machine; each wait ends as soon as
-# what it waits for is there.
+# Timeouts (ms): generous, since a cold start imports torch and JupyterLab on a small machine; each
+# wait ends as soon as what it waits for is there.
 START = 90_000  # the server answering, the page and the kernel ready
 RUN_ALL = 120_000  # Run All Cells up to the cell that stops on a missing answer
 RUN_ONE = 60_000  # one re-run cell
 
 CHECK_LINE = r"\| exact: (True |False) \| approximate: (True |False) \| maxdiff: \S+"
 
-# Kernel ready: a kernel is attached to the notebook (not "No Kernel") and it is idle, in the toolbar and the status bar.
+# Kernel ready: a kernel is attached to the notebook (not "No Kernel") and it is idle, in the
+# toolbar and the status bar.
 KERNEL_IDLE_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
     if (!panel) return false;
@@ -80,7 +85,8 @@ def _free_port() -> int:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (from /proc), children first: the kernels run in sessions of their own."""
+    """Every process below ``pid`` (from /proc), children first: the kernels run in sessions of
+    their own."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -97,10 +103,12 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Lab:
-    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends it and its kernels.
+    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends
+    it and its kernels.
 
-    ``python`` runs the server (default: this interpreter); ``env`` is the environment to start from (default: this
-    process's, with WORKBOOK_STEPS=300 unless set). Either way the server gets no user settings, news or update check.
+    ``python`` runs the server (default: this interpreter); ``env`` is the environment to start from
+    (default: this process's, with WORKBOOK_STEPS=300 unless set). Either way the server gets no
+    user settings, news or update check.
     """
 
     def __init__(
@@ -116,7 +124,8 @@ class Lab:
         self.token = TOKEN
         self.log_path = home / "jupyterlab.log"
         config = home / "config"
-        # No "Would you like to get notified about official Jupyter news?" toast over the notebook, no update check.
+        # No "Would you like to get notified about official Jupyter news?" toast over the notebook,
+        # no update check.
         settings = (
             config
             / "lab"
@@ -171,7 +180,8 @@ class Lab:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(
-                    f"JupyterLab exited with {self.proc.returncode}:\n{self.log_path.read_text()[-3000:]}"
+                    f"JupyterLab exited with {self.proc.returncode}:\n"
+                    f"{self.log_path.read_text()[-3000:]}"
                 )
             try:
                 with urllib.request.urlopen(
@@ -183,7 +193,8 @@ class Lab:
                 pass
             time.sleep(0.2)
         raise TimeoutError(
-            f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n{self.log_path.read_text()[-3000:]}"
+            f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n"
+            f"{self.log_path.read_text()[-3000:]}"
         )
 
     def stop(self) -> None:
@@ -246,7 +257,8 @@ def page(lab):
 
 
 def _cell_index(source_start: str) -> int:
-    """The index, among all cells, of the one cell of notebook 03 whose source starts with ``source_start``."""
+    """The index, among all cells, of the one cell of notebook 03 whose source starts with
+    ``source_start``."""
     cells = json.loads((REPO / "notebooks" / NOTEBOOK).read_text())["cells"]
     found = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith(source_start)]
     assert len(found) == 1, f"{len(found)} cells of {NOTEBOOK} start with {source_start!r}"
@@ -259,7 +271,8 @@ def _rgb(hex_colour: str) -> str:
 
 
 def expect_colour(cell, kind: str, colour: str) -> None:
-    """The cell shows exactly one check, marked as ``kind`` (pass/fail), with a bar and a symbol in ``colour``."""
+    """The cell shows exactly one check, marked as ``kind`` (pass/fail), with a bar and a symbol in
+    ``colour``."""
     from playwright.sync_api import expect
 
     check = cell.locator(".jp-OutputArea-output .workbook-check")
@@ -313,7 +326,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out).to_contain_text("approximate: False")
         # in HTML, code is shown as code: the backticks of the plain text become a <code> element
         expect(logprobs_out).to_contain_text(
-            "✗ missing: not written yet: replace the ... with dlogprobs, a tensor of shape (32, 27)."
+            "✗ missing: not written yet: replace the ... with dlogprobs, "
+            "a tensor of shape (32, 27)."
         )
         expect(logprobs_out.locator("code").first).to_have_text("...")
         expect_colour(logprobs_cell, "fail", TODO)  # not written yet: grey, not red
@@ -321,7 +335,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
             "✗ missing: not written yet", timeout=RUN_ALL
         )
 
-        # Run All stops at the first cell that needs an answer: exercise 2's plot, after the summary.
+        # Run All stops at the first cell that needs an answer: exercise 2's plot, after the
+        # summary.
         stop_cell = cells.nth(i_stop)
         expect(stop_cell.locator(".jp-OutputArea-output")).to_contain_text(
             "NotWritten: write dlogits in exercise 2 first", timeout=RUN_ALL
@@ -329,7 +344,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ALL)
         all_run = time.perf_counter() - lab.started
 
-        # Every check of exercise 1 says "not written yet" (26 of them), and the summary is an HTML table.
+        # Every check of exercise 1 says "not written yet" (26 of them), and the summary is an HTML
+        # table.
         outputs = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output")
         text = "\n".join(outputs.all_text_contents())
         assert len(re.findall(r"✗ missing: not written yet", text)) >= 26, text[:3000]
@@ -348,7 +364,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         summary_cell.screenshot(path=str(ARTIFACTS / "02-summary-table.png"))
 
         def answer(line: str, cell=logprobs_cell, extra: str = "") -> None:
-            """Replace the TODO line of ``cell`` with ``line`` (and add ``extra`` lines) in its editor, then Shift+Enter."""
+            """Replace the TODO line of ``cell`` with ``line`` (and add ``extra`` lines) in its
+            editor, then Shift+Enter."""
             source = _editor_text(cell).splitlines()
             source[0] = line
             source += [extra] if extra else []
@@ -397,7 +414,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect_colour(logprobs_cell, "fail", FAIL)
         logprobs_cell.scroll_into_view_if_needed()
         expect(logprobs_out.first).to_be_visible()
-        # under the failing check, a heatmap of yours minus expected (an inline SVG with its caption)
+        # under the failing check, a heatmap of yours minus expected (an inline SVG with its
+        # caption)
         heat = logprobs_out.locator("svg[aria-label*='yours']")
         expect(heat).to_have_count(1)
         expect(logprobs_out).to_contain_text("yours − expected, 32 × 27")
@@ -456,8 +474,9 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
     assert (REPO / "notebooks" / NOTEBOOK).read_bytes() == committed
     total = time.perf_counter() - lab.started
     timings = (
-        f"[e2e] from starting JupyterLab: notebook open with an idle kernel {opened:.1f} s, first check visible "
-        f"{first_check:.1f} s, Run All done {all_run:.1f} s, the whole test {total:.1f} s"
+        f"[e2e] from starting JupyterLab: notebook open with an idle kernel {opened:.1f} s, "
+        f"first check visible {first_check:.1f} s, Run All done {all_run:.1f} s, "
+        f"the whole test {total:.1f} s"
     )
     (ARTIFACTS / "timings.txt").write_text(timings + "\n")
     with capsys.disabled():

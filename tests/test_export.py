@@ -198,8 +198,9 @@ def test_gradescope_results_follow_its_format_and_keep_expected_values_out(out):
 
 @pytest.mark.slow
 def test_the_gradescope_package_grades_a_submission_into_results_json(tmp_path):
-    """The zip as Gradescope unpacks it (/autograder/source), a learner's notebook 02 with one answer
-    written, and run_autograder run as Gradescope runs it (setup.sh's install stands in for this venv)."""
+    """The zip as Gradescope unpacks it (/autograder/source), a learner's notebook 02 with one
+    answer written, and run_autograder run as Gradescope runs it (setup.sh's install stands in for
+    this venv)."""
     package = gradescope_package(
         tmp_path / "autograder.zip", SOLUTIONS, ["02-tensor-backprop"], seed=7, batch=24, steps=20
     )

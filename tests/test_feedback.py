@@ -143,7 +143,8 @@ WRONG = [
 
 @pytest.mark.parametrize("var, word, make, code", WRONG)
 def test_the_grader_and_the_notebook_give_the_same_word_and_hint(var, word, make, code):
-    """Both build the verdict with the same parts, and the grader's row is that verdict's rendering."""
+    """Both build the verdict with the same parts, and the grader's row is that
+    verdict's rendering."""
     e = torch.randn(24, 27 if var != "dbnmeani" else 1, generator=torch.Generator().manual_seed(3))
     if var == "dbnmeani":
         e = e.T.contiguous()

@@ -123,7 +123,8 @@ def make_submissions(root):
     prepend(
         mallory,
         "cmp('counts_sum_inv'",
-        "import checks, checks.compare\nchecks.compare.judge = lambda *a, **k: None\ncmp = lambda *a, **k: print('approximate: True')",
+        "import checks, checks.compare\nchecks.compare.judge = lambda *a, **k: None\n"
+        "cmp = lambda *a, **k: print('approximate: True')",
     )
     extra = nbformat.v4.new_code_cell("### BEGIN SOLUTION\n# nothing to see\n### END SOLUTION")
     extra.metadata["nbgrader"] = {"grade": True, "points": 100, "solution": True}

@@ -115,7 +115,8 @@ def test_the_ladders_are_generated_from_the_solutions():
 
 
 def test_every_answer_has_three_rungs():
-    """Every ladder, a name asked twice (notebook 01's ``da``) included, and each knows its check."""
+    """Every ladder, a name asked twice (notebook 01's ``da``) included, and each knows
+    its check."""
     for path in sorted(HINTS.glob("*.json")):
         for name, options in json.loads(path.read_text()).items():
             for ladder in options:

@@ -1,4 +1,5 @@
-"""In a real Jupyter kernel: cmp shows once, coloured; the summary is an HTML table; the plain text stays the lecture's."""
+"""In a real Jupyter kernel: cmp shows once, coloured; the summary is an HTML table; the plain text
+stays the lecture's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from nbclient import NotebookClient
 from checks.compare import FAIL, PASS, TODO
 
 CELLS = [
-    "import torch, checks\nx = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)\n(x**2).sum().backward()",
+    (
+        "import torch, checks\n"
+        "x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)\n"
+        "(x**2).sum().backward()"
+    ),
     "checks.cmp('x', 2 * x.detach(), x)",
     "checks.cmp('x2', -2 * x.detach(), x)",
     "checks.cmp('x3', ..., x)",
@@ -45,8 +50,8 @@ def test_failure_shows_mistake_and_hint_in_red(executed):
     shown = out.data["text/html"]
     assert "workbook-fail" in shown and FAIL in shown and PASS not in shown
     assert (
-        f"<span style='color:{FAIL};font-weight:bold'>  ✗ sign: </span>your dx2 is exactly the negative"
-        in shown
+        f"<span style='color:{FAIL};font-weight:bold'>  ✗ sign: </span>"
+        "your dx2 is exactly the negative" in shown
     )
 
 

@@ -1,4 +1,5 @@
-"""The makemore backward pass: a correct hand-written pass passes all 26 checks; realistic mistakes are named."""
+"""The makemore backward pass: a correct hand-written pass passes all 26 checks; realistic mistakes
+are named."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ second = cmp('counts', dcounts, counts)
 
 
 def test_lecture_flow_in_a_notebook_namespace(capsys):
-    """As in a notebook: names in globals, a plain loss.backward(), dcounts checked before and after `+=`."""
+    """As in a notebook: names in globals, a plain loss.backward(), dcounts checked before and
+    after `+=`."""
     ns: dict = {}
     exec(compile(LECTURE, "<notebook>", "exec"), ns)
     out = capsys.readouterr().out
@@ -86,7 +88,8 @@ def test_lecture_flow_in_a_notebook_namespace(capsys):
 
 
 def test_hints_built_from_the_tensors_not_from_guesses(model):
-    """The batch-norm mean path without its 1/n, demb left flat, and dW2 as the transposed product missing its 1/n."""
+    """The batch-norm mean path without its 1/n, demb left flat, and dW2 as the transposed product
+    missing its 1/n."""
     p, f, d, Xb, Yb = model
     n = Xb.shape[0]
     no_mean = d["bndiff"] + torch.ones_like(f["hprebn"]) * d["bnmeani"]

@@ -1,5 +1,5 @@
-"""Notebook 01 (scalar autograd): the student copy as handed out and filled in by a learner, the solution's numbers, and
-a `Value` class that reads like micrograd's engine."""
+"""Notebook 01 (scalar autograd): the student copy as handed out and filled in by a learner, the
+solution's numbers, and a `Value` class that reads like micrograd's engine."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from checks.student import ROOT, render, student_notebook
 from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "01-scalar-autograd.ipynb"
-# sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice; section 6: 6 parameters x 3
-# activations; section 7: 4 inputs
+# sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice;
+# section 6: 6 parameters x 3 activations; section 7: 4 inputs
 N_CHECKS = 11 + 9 + 6 + 12 + 18 + 4
 BASIC = ["__add__", "__mul__", "__pow__", "tanh", "exp", "relu"]
 DERIVED = ["__neg__", "__sub__", "__truediv__", "__radd__", "__rmul__", "__rsub__", "__rtruediv__"]
@@ -37,9 +37,10 @@ def methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
 
 
-# ---------------------------------------------------------------- answers, written independently of the solution blocks
+# -------------------------------------------- answers, written independently of the solution blocks
 
-# One line per `dX = ...` placeholder, in the order they appear (da: section 1, a value used twice, the quiz).
+# One line per `dX = ...` placeholder, in the order they appear (da: section 1, a value used twice,
+# the quiz).
 ANSWERS = {
     "dd": ["f * 1"],
     "de": ["dd"],
@@ -89,7 +90,8 @@ BODIES = {
     ],
 }
 RAISE = re.compile(
-    r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) in (?:the Value class|section 3) first.*$',
+    r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) '
+    r"in (?:the Value class|section 3) first.*$",
     re.M,
 )
 
@@ -137,7 +139,7 @@ def test_student_copy_stops_only_where_it_must(student):
         assert "require(" in src or "raise NotWritten" in src or "loss.backward()" in src, src
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +185,7 @@ def test_a_forgotten_plus_equals_fails_the_checks_that_use_a_value_twice():
     assert "✗ missing-path: its input is used 2 times (input 1 of a mul" in out, out
 
 
-# ---------------------------------------------------------------- the solution: the issue's numbers, computed
+# ------------------------------------------------------ the solution: the issue's numbers, computed
 
 
 def accuracies(out: str) -> dict[tuple[str, int], list[float]]:
@@ -226,7 +228,7 @@ def test_prose_quotes_what_the_solution_computes():
     assert percentages and percentages <= computed, percentages - computed
 
 
-# ---------------------------------------------------------------- the Value class reads like micrograd's engine
+# ---------------------------------------------------- the Value class reads like micrograd's engine
 
 
 def test_value_class_has_one_short_closure_per_operation():
@@ -264,8 +266,9 @@ def test_student_value_class_has_a_stub_per_closure():
 
 
 def test_going_back_after_later_sections():
-    """The quiz keeps its tensor under a name of its own, so the "used twice" answer re-run after it still checks against
-    its own tensor; and after the whole notebook, that section run again from its first code cell passes."""
+    """The quiz keeps its tensor under a name of its own, so the "used twice" answer re-run after it
+    still checks against its own tensor; and after the whole notebook, that section run again from
+    its first code cell passes."""
     nb = read("solutions")
     code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     (twice,) = [i for i, s in code.items() if "cmp('a (used twice)'" in s]

@@ -1,4 +1,5 @@
-"""Notebook 02 (backprop through tensors): the student copy as handed out, filled in right, and filled in wrong."""
+"""Notebook 02 (backprop through tensors): the student copy as handed out, filled in right, and
+filled in wrong."""
 
 from __future__ import annotations
 
@@ -14,18 +15,21 @@ NAME = "02-tensor-backprop.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
 
-# Every check in the notebook, in order: section 1 (Y, s, X), section 2 (Z), the 2x2 layer entry by entry (W, A, b),
-# as matrix products (W, A, b) and by central differences (W), the 784 -> 100 layer (A, W, b), section 4 (vmax, V).
+# Every check in the notebook, in order: section 1 (Y, s, X), section 2 (Z), the 2x2 layer entry by
+# entry (W, A, b), as matrix products (W, A, b) and by central differences (W), the 784 -> 100 layer
+# (A, W, b), section 4 (vmax, V).
 CHECKS = ["Y", "s", "X", "Z", "W", "A", "b", "W", "A", "b", "W", "A", "W", "b", "vmax", "V"]
 # A check's line and, when it fails, the mistake word and hint on the next line.
 VERDICT = re.compile(
-    r"^(\S+)\s+\| exact: (?:True |False) \| approximate: (True |False) \| maxdiff: \S+\n(?:  ✗ ([a-z-]+): (.*))?",
+    r"^(\S+)\s+\| exact: (?:True |False) \| approximate: (True |False) \| maxdiff: \S+\n"
+    r"(?:  ✗ ([a-z-]+): (.*))?",
     re.M,
 )
 
 
 def verdicts(nb) -> list[tuple[str, bool, str | None, str | None]]:
-    """(name, passed, mistake, hint) for every check line printed by the executed notebook, in order."""
+    """(name, passed, mistake, hint) for every check line printed by the executed notebook,
+    in order."""
     out = []
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -75,10 +79,11 @@ def test_student_copy_stops_only_where_it_must(handed_out):
         assert "require(" in handed_out.cells[i].source and "first" in evalue
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
-# One line per placeholder, written independently of the solution blocks (in the order the placeholders appear).
-# Each answer uses only the given tensors, so that one wrong answer below cannot spoil the checks after it.
+# One line per placeholder, written independently of the solution blocks (in the order the
+# placeholders appear). Each answer uses only the given tensors, so that one wrong answer below
+# cannot spoil the checks after it.
 ANSWERS = {
     "dY": ["dD * 1.0"],
     "ds": ["-(dD.sum(dim=1, keepdim=True))"],
@@ -133,7 +138,7 @@ def test_filled_student_copy_shows_the_gradient_shapes(filled):
         assert line in out
 
 
-# ---------------------------------------------------------------- realistic wrong answers, named by the right mistake
+# ---------------------------------------------- realistic wrong answers, named by the right mistake
 
 WRONG = {
     "transposes-and-missing-sums": (
@@ -187,7 +192,8 @@ WRONG = {
     "case, seed", [("transposes-and-missing-sums", None), ("signs-keepdims-and-sums", "1234567")]
 )
 def test_wrong_answers_fail_with_the_right_mistake(case, seed, monkeypatch):
-    """Each wrong answer fails its own check with the right word, and every other check passes (with other seeds too)."""
+    """Each wrong answer fails its own check with the right word, and every other check passes
+    (with other seeds too)."""
     if seed is not None:
         monkeypatch.setenv(
             "WORKBOOK_SEED", seed
@@ -210,7 +216,8 @@ def test_wrong_answers_fail_with_the_right_mistake(case, seed, monkeypatch):
         want, fragment = expected[i]
         assert not ok and mistake == want, (i, name, mistake, hint)
         assert fragment is None or fragment in hint, (i, name, hint)
-    # the one `b` summed without keepdim: (2,) or (100,) for (1, 2) or (1, 100) broadcasts back exactly
+    # the one `b` summed without keepdim: (2,) or (100,) for (1, 2) or (1, 100) broadcasts back
+    # exactly
     assert outputs(nb).count("  ! keepdim: your db has shape") == 1
 
 

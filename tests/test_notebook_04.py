@@ -1,5 +1,6 @@
-"""Notebook 04 (an MLP language model): the student copy as handed out and filled in by a learner, the solution's numbers
-against the issue's, any UTF-8 text instead of the names, and grading with checks.grade."""
+"""Notebook 04 (an MLP language model): the student copy as handed out and filled in by a learner,
+the solution's numbers against the issue's, any UTF-8 text instead of the names, and grading with
+checks.grade."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ NAME = "04-mlp-language-model.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
 DEEP = [f"{p} [64, 32]" for p in ["C", "W1", "b1", "W2", "b2", "W3", "b3"]]
-# every check in order: section 1 (the bigram's table), section 2 (each layer, then a network with two hidden layers),
-# section 3 (AdamW against torch.optim.AdamW)
+# every check in order: section 1 (the bigram's table), section 2 (each layer, then a network with
+# two hidden layers), section 3 (AdamW against torch.optim.AdamW)
 CHECKS = [
     "W",
     "logits",
@@ -50,7 +51,8 @@ GRADED = [
     "ex3/v_new",
 ]
 HELD_OUT = re.compile(
-    r"^(bigram \(counts \+ 1\)|MLP\(.*?\))\s+([\d,]+)\s+(\d\.\d+)\s+(\d\.\d+)\s+(\d\.\d+)\s+([\d.]+)$",
+    r"^(bigram \(counts \+ 1\)|MLP\(.*?\))\s+([\d,]+)"
+    r"\s+(\d\.\d+)\s+(\d\.\d+)\s+(\d\.\d+)\s+([\d.]+)$",
     re.M,
 )
 
@@ -90,10 +92,10 @@ def before(nb, heading: str) -> nbformat.NotebookNode:
     return nb
 
 
-# ---------------------------------------------------------------- answers, written independently of the solution blocks
+# -------------------------------------------- answers, written independently of the solution blocks
 
-# One line per `... = ...  # TODO` placeholder, in the order they appear: dW of the bigram first, then linear_backward's;
-# dx of linear_backward, then tanh_backward's.
+# One line per `... = ...  # TODO` placeholder, in the order they appear: dW of the bigram first,
+# then linear_backward's; dx of linear_backward, then tanh_backward's.
 ANSWERS = {
     "dW": [
         "(F.softmax(W, 1) * counts.sum(1)[:, None] - counts) / Ytr.numel()",
@@ -103,12 +105,14 @@ ANSWERS = {
     "dx": ["torch.einsum('nj,ij->ni', dout, W)", "dout - dout * out * out"],
     "db": ["dout.sum(dim=0)"],
     "dC": [
-        "torch.zeros_like(C).index_put_((X.reshape(-1),), dout.reshape(X.numel(), d_embed), accumulate=True)"
+        "torch.zeros_like(C).index_put_((X.reshape(-1),), dout.reshape(X.numel(), d_embed), "
+        "accumulate=True)"
     ],
     "m_new": ["m + (1 - beta1) * (grad - m)"],
     "v_new": ["beta2 * v + (1 - beta2) * grad * grad"],
     "p_new": [
-        "p - lr * weight_decay * p - lr * (m_new / (1 - beta1**t)) / (torch.sqrt(v_new / (1 - beta2**t)) + eps)"
+        "p - lr * weight_decay * p "
+        "- lr * (m_new / (1 - beta1**t)) / (torch.sqrt(v_new / (1 - beta2**t)) + eps)"
     ],
 }
 
@@ -161,7 +165,7 @@ def test_student_copy_shows_what_needs_no_answer(handed_out):
     assert re.search(r"^val\s+2\.45\d\d\s+11\.6\d$", out, re.M)  # the bigram by counting
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +201,8 @@ def test_a_wrong_tanh_slope_fails_exactly_what_depends_on_it():
     found = verdicts(run(nb))
     assert [name for name, _ in found] == CHECKS
     failing = {name for name, ok in found if not ok}
-    # below the first tanh: a1 and everything computed from it; the output layer of both networks is above any tanh
+    # below the first tanh: a1 and everything computed from it; the output layer of both networks is
+    # above any tanh
     assert failing == {
         "a1",
         "x",
@@ -219,12 +224,13 @@ def test_a_forgotten_bias_correction_fails_adamw():
     assert failing == {"p (5 steps)"}  # m and v are right; only the step that uses them is not
 
 
-# ---------------------------------------------------------------- the solution: the issue's numbers, computed
+# ------------------------------------------------------ the solution: the issue's numbers, computed
 
 
 def test_answers_written_after_run_all_pass():
-    """Run All stops in the training cell; the training keeps its names to itself, so section 2's tensors are still
-    there: a learner who then writes the right cross_entropy_backward and linear_backward sees both pass."""
+    """Run All stops in the training cell; the training keeps its names to itself, so section 2's
+    tensors are still there: a learner who then writes the right cross_entropy_backward and
+    linear_backward sees both pass."""
     nb, solution = read(STUDENT), read(SOLUTION)
     fixed = [
         i

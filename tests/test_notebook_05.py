@@ -392,7 +392,8 @@ def test_grading_passes_every_check_of_a_complete_notebook(graded):
 
 def test_grading_names_each_slip_and_fails_nothing_else(graded):
     """No cascade: the grader hands each answer cell the right upstream values, so exercise 1's
-    transposed dq fails ex1/dq alone; the mask after the softmax fails what the probabilities feed."""
+    transposed dq fails ex1/dq alone; the mask after the softmax fails what the
+    probabilities feed."""
     bad = {c: r for (s, c), r in graded.items() if s == "slips" and r["passed"] != "true"}
     assert set(bad) == {"ex1/dq", "ex2/probs_att", "ex2/dv_att", "ex2/dq_att", "ex2/dk_att"}, (
         sorted(bad)

@@ -1,4 +1,5 @@
-"""The notebooks: student copies generated from the solutions, runnable before and after a learner fills them in."""
+"""The notebooks: student copies generated from the solutions, runnable before and after a learner
+fills them in."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from nbclient import NotebookClient
 from checks.student import ROOT, generate, stub_source
 
 STUDENT = sorted((ROOT / "notebooks").glob("*.ipynb"))
-# the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y", "p (5 steps)")
+# the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y",
+# "p (5 steps)")
 LINE = re.compile(
     r"^(.+?)\s*\| exact: (True |False) \| approximate: (True |False) \| maxdiff: (\S+)$", re.M
 )
@@ -21,7 +23,8 @@ LINE = re.compile(
 
 @contextlib.contextmanager
 def _client(nb: nbformat.NotebookNode, steps: int):
-    """A kernel for ``nb`` (in notebooks/, errors allowed) with WORKBOOK_STEPS=steps, restored afterwards."""
+    """A kernel for ``nb`` (in notebooks/, errors allowed) with WORKBOOK_STEPS=steps, restored
+    afterwards."""
     env_steps = os.environ.get("WORKBOOK_STEPS")
     os.environ["WORKBOOK_STEPS"] = str(steps)
     client = NotebookClient(
@@ -42,8 +45,8 @@ def _client(nb: nbformat.NotebookNode, steps: int):
 
 
 def run_then_rerun(nb: nbformat.NotebookNode, again: dict[int, str], steps: int = 300) -> list[str]:
-    """Run every cell, then, in the same kernel, run cell i again with source ``again[i]`` for each i in order, as a
-    learner going back to an earlier cell; returns what those re-runs show."""
+    """Run every cell, then, in the same kernel, run cell i again with source ``again[i]`` for each
+    i in order, as a learner going back to an earlier cell; returns what those re-runs show."""
     shown = []
     with _client(nb, steps) as client:
         for i, cell in enumerate(nb.cells):
@@ -67,7 +70,8 @@ def run(nb: nbformat.NotebookNode, steps: int = 300) -> nbformat.NotebookNode:
 
 
 def text_of(cell) -> str:
-    """What a cell printed, in order: its streams and the plain text of what it displayed (the checks, in Jupyter)."""
+    """What a cell printed, in order: its streams and the plain text of what it displayed (the
+    checks, in Jupyter)."""
     parts = []
     for o in cell.get("outputs", []):
         if o.output_type == "stream":
@@ -94,9 +98,10 @@ def errors_of(nb) -> list[tuple[int, str, str]]:
 
 def test_committed_student_copies_are_what_the_script_generates():
     assert generate(check=True) == [], (
-        "notebooks/ is not what `python -m checks.student` generates: run it and commit notebooks/; if the "
-        "difference is your own work, keep it in a folder of your own (`backprop-workbook start DIR` copies "
-        "the notebooks there), since notebooks/ holds generated files"
+        "notebooks/ is not what `python -m checks.student` generates: run it and commit "
+        "notebooks/; if the difference is your own work, keep it in a folder of your own "
+        "(`backprop-workbook start DIR` copies the notebooks there), since notebooks/ holds "
+        "generated files"
     )
 
 
@@ -111,10 +116,16 @@ def test_every_solution_has_a_student_copy_without_outputs():
 
 
 def test_stub_source_keeps_indentation_and_order():
-    src = "x = 1\n# dA: first\n# dB: second\n### BEGIN SOLUTION\ndA = 2\ndB = dA\n### END SOLUTION\nprint(dA)"
-    assert stub_source(src) == "x = 1\ndA = ...  # TODO: first\ndB = ...  # TODO: second\nprint(dA)"
     src = (
-        "def f():\n    # dW: a shape\n    ### BEGIN SOLUTION\n    dW = 1\n    if dW:\n        tmp = 2\n"
+        "x = 1\n# dA: first\n# dB: second\n"
+        "### BEGIN SOLUTION\ndA = 2\ndB = dA\n### END SOLUTION\nprint(dA)"
+    )
+    assert stub_source(src) == (
+        "x = 1\ndA = ...  # TODO: first\ndB = ...  # TODO: second\nprint(dA)"
+    )
+    src = (
+        "def f():\n    # dW: a shape\n    ### BEGIN SOLUTION\n"
+        "    dW = 1\n    if dW:\n        tmp = 2\n"
         "    ### END SOLUTION\n    return dW"
     )
     assert stub_source(src) == "def f():\n    dW = ...  # TODO: a shape\n    return dW"
@@ -122,12 +133,14 @@ def test_stub_source_keeps_indentation_and_order():
 
 def test_stub_lines_verbatim_for_blocks_without_names():
     src = (
-        "    def _backward():\n        # stub: raise NotWritten('the backward pass of +')\n        ### BEGIN SOLUTION\n"
+        "    def _backward():\n        # stub: raise NotWritten('the backward pass of +')\n"
+        "        ### BEGIN SOLUTION\n"
         "        self.grad += out.grad\n        ### END SOLUTION\n    out._backward = _backward"
     )
     assert (
         stub_source(src)
-        == "    def _backward():\n        raise NotWritten('the backward pass of +')\n    out._backward = _backward"
+        == "    def _backward():\n        raise NotWritten('the backward pass of +')\n"
+        "    out._backward = _backward"
     )
 
 
@@ -172,9 +185,10 @@ def test_student_copy_stops_only_where_it_must(makemore_student):
         assert "require(" in src or "step(" in src
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
-# One line per placeholder, written independently of the solution blocks (in the order the placeholders appear).
+# One line per placeholder, written independently of the solution blocks (in the order the
+# placeholders appear).
 ANSWERS = {
     "dlogprobs": ["-F.one_hot(Yb, num_classes=logprobs.shape[1]).float() / n"],
     "dprobs": ["dlogprobs / probs"],
@@ -202,8 +216,14 @@ ANSWERS = {
     "dbnmeani": ["-dbndiff.sum(0, keepdim=True)"],
     "dhprebn": [
         "dbndiff + dbnmeani.expand_as(hprebn) / n",
-        "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
-        "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+        (
+            "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) "
+            "- n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))"
+        ),
+        (
+            "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) "
+            "- n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))"
+        ),
     ],
     "dembcat": ["dhprebn @ W1.T"] * 2,
     "dW1": ["embcat.T @ dhprebn"] * 2,
@@ -217,7 +237,8 @@ STUB = re.compile(r"^(\s*)(\w+) = \.\.\.  # TODO.*$", re.M)
 def fill(
     nb: nbformat.NotebookNode, answers: dict[str, list[str]], complete: bool = True
 ) -> nbformat.NotebookNode:
-    """Replace each `X = ...  # TODO` line with the next answer for X; ``complete``: every answer must be used."""
+    """Replace each `X = ...  # TODO` line with the next answer for X; ``complete``: every answer
+    must be used."""
     left = {k: list(v) for k, v in answers.items()}
 
     def one(m: re.Match) -> str:
@@ -284,8 +305,9 @@ def _first(heading: str, nb) -> int:
 
 
 def test_exercise_1_can_be_rerun_after_the_whole_notebook():
-    """Exercises 2-4 keep their names to themselves: after Run All, exercise 1's checks still pass when re-run,
-    and the summary keeps one row per check (exercise 2's `logits (fused)` does not replace exercise 1's `logits`)."""
+    """Exercises 2-4 keep their names to themselves: after Run All, exercise 1's checks still pass
+    when re-run, and the summary keeps one row per check (exercise 2's `logits (fused)` does not
+    replace exercise 1's `logits`)."""
     nb = fill(
         nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4), ANSWERS
     )

@@ -70,7 +70,8 @@ def test_check_numeric_reports_a_failing_function():
 
 
 def test_numeric_agrees_with_autograd_on_the_makemore_loss():
-    """A second, independent confirmation of a gradient: the makemore loss in b2 by central differences."""
+    """A second, independent confirmation of a gradient: the makemore loss in b2 by
+    central differences."""
     from tests import makemore as mm
 
     try:

@@ -57,7 +57,7 @@ def _source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-# ---------------------------------------------------------------- what the learner's install imports
+# --------------------------------------------------------------- what the learner's install imports
 
 
 def learner_script(blocked: list[str]) -> str:
@@ -233,7 +233,7 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
     assert "checks pass" not in said.out
 
 
-# ---------------------------------------------------------------- Colab: the first code cell, the badge
+# ------------------------------------------------------------ Colab: the first code cell, the badge
 
 
 def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
@@ -401,7 +401,8 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
         import nbformat
         from nbclient import NotebookClient
         nb = nbformat.read({str(nb)!r}, as_version=4)
-        NotebookClient(nb, timeout=600, allow_errors=True, resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
+        NotebookClient(nb, timeout=600, allow_errors=True, \
+resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
         nbformat.write(nb, {str(nb)!r})
     """)
     run(py, "-c", execute, WORKBOOK_STEPS="50")
@@ -455,7 +456,8 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
             sys.exit("no sandbox")
         reads = [SOLUTIONS / "03-makemore-backprop.ipynb", NOTEBOOKS / "03-makemore-backprop.ipynb"]
         cells = [nbformat.v4.new_code_cell(f"try:\\n    open({str(p)!r}).read(); r = 'read'\\n"
-                                           "except OSError as e:\\n    r = type(e).__name__\\nraise RuntimeError(r)")
+                                           "except OSError as e:\\n    r = \
+type(e).__name__\\nraise RuntimeError(r)")
                  for p in reads]
         settings = Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap")
         run = run_notebook(nbformat.v4.new_notebook(cells=cells), Path("probe").resolve(), settings,

@@ -22,8 +22,9 @@ import checks
 from checks import MISTAKES, Result
 
 SETTINGS = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-# A wrong answer that is not a sign flip, a transpose, NaN or a shape error makes cmp look for the loss
-# among all live objects (to find a missing path), about 0.1-0.2 s a call under pytest: fewer examples.
+# A wrong answer that is not a sign flip, a transpose, NaN or a shape error makes cmp look for the
+# loss among all live objects (to find a missing path), about 0.1-0.2 s a call under pytest: fewer
+# examples.
 SLOW_SETTINGS = settings(SETTINGS, max_examples=30)
 RTOL, ATOL = 1e-5, 1e-8  # cmp's defaults (torch.allclose's)
 
@@ -100,8 +101,8 @@ def check(dt, t, name: str = "x") -> Result:
 
 
 def numerically_right(dt, e: torch.Tensor) -> bool:
-    """An independent oracle: does ``dt`` hold ``e``'s values in ``e``'s shape, or in that shape without
-    its leading size-1 axes (allclose)?"""
+    """An independent oracle: does ``dt`` hold ``e``'s values in ``e``'s shape, or in that shape
+    without its leading size-1 axes (allclose)?"""
     if dt is None or dt is Ellipsis or isinstance(dt, (str, bytes, dict, set)) or callable(dt):
         return False
     try:
@@ -311,7 +312,8 @@ def test_junk_never_raises_and_fails_unless_right(e, seed, data):
 
 
 def test_complex_numpy_is_refused_like_complex_tensor():
-    # a plain test, not a hypothesis one: a failing hypothesis test (even an expected one) writes a patch file
+    # a plain test, not a hypothesis one: a failing hypothesis test (even an expected one) writes a
+    # patch file
     for seed, shape in enumerate([(), (3,), (2, 5)]):
         e = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
         t = leaf_with_grad(e)
@@ -365,7 +367,8 @@ def test_sign(e):
 def test_scale(e, k):
     assume(significant(e))
     res = check(e * k, leaf_with_grad(e))
-    # a single number is always some multiple of the right one: only a simple factor (here no batch size is known) is named
+    # a single number is always some multiple of the right one: only a simple factor (here no batch
+    # size is known) is named
     simple = e.numel() > 1 or k in (2.0, 3.0, 0.5, -2.0)
     assert res.mistake == ("scale" if simple else "wrong"), res
 
@@ -465,7 +468,7 @@ def test_unrelated_tensor_is_flagged(e, seed):
     assert not res.ok and res.mistake is not None, res
 
 
-# ---------------------------------------------------------------- what is printed agrees with the verdict
+# ---------------------------------------------------------- what is printed agrees with the verdict
 
 
 @settings(SETTINGS, max_examples=40)
@@ -508,7 +511,7 @@ def test_worst_element_pointer(e, seed, sign):
         assert f"{float(dt[index]):.6g}" in (res.where or res.hint), res
 
 
-# ---------------------------------------------------------------- shape hints name only axes that exist
+# ------------------------------------------------------------ shape hints name only axes that exist
 
 _AXES = re.compile(r"\baxis (\d+)|\baxes ([\d, ]+)|\.sum\((\d+)|\.sum\(\(([\d, ]+)\)")
 
@@ -532,7 +535,8 @@ def _axes_named(hint: str) -> list[int]:
     seed=seeds,
 )
 def test_2d_shape_mismatches_name_no_axis_beyond_the_second(es, other, transposed, factor, seed):
-    """A (2, 4) answer for a (4, 2) tensor, and any other 2-D mismatch: every axis named is 0 or 1."""
+    """A (2, 4) answer for a (4, 2) tensor, and any other 2-D mismatch: every axis named
+    is 0 or 1."""
     ys = es[::-1] if transposed else other
     assume(ys != es)
     g = torch.Generator().manual_seed(seed)

@@ -31,7 +31,10 @@ def said(cells: list[str], tmp_path: Path) -> dict[int, str]:
 def attempt(code: str) -> str:
     """A cell that runs ``code`` and reports 'done' or the exception's type."""
     body = "\n".join("    " + line for line in code.split("\n"))
-    return f"try:\n{body}\n    r = 'done'\nexcept Exception as e:\n    r = type(e).__name__\nraise RuntimeError(r)"
+    return (
+        f"try:\n{body}\n    r = 'done'\n"
+        "except Exception as e:\n    r = type(e).__name__\nraise RuntimeError(r)"
+    )
 
 
 def test_it_sees_checks_and_data_but_not_the_solutions_or_home(tmp_path):
@@ -43,7 +46,8 @@ def test_it_sees_checks_and_data_but_not_the_solutions_or_home(tmp_path):
             "import os\nraise RuntimeError(str(sorted(os.listdir(" + repr(str(ROOT)) + "))))",
             attempt(f"open({str(ROOT / 'solutions' / '03-makemore-backprop.ipynb')!r}).read()"),
             attempt(f"open({str(secret)!r}).read()"),
-            f"raise RuntimeError(str(sorted(os.listdir({str(home)!r})) if os.path.isdir({str(home)!r}) else []))",
+            f"raise RuntimeError(str(sorted(os.listdir({str(home)!r})) "
+            f"if os.path.isdir({str(home)!r}) else []))",
             attempt("import checks, torch\nchecks.load_names()"),
             "raise RuntimeError(os.getcwd() + ' ' + os.environ['HOME'])",
         ],

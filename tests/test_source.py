@@ -180,7 +180,10 @@ def test_indexed_add_only_for_the_answer_asked():
         "dlogprobs = torch.zeros(32, 27)\ndlogprobs[range(n), Yb] = -1.0/n",
         "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(32), Yb] = -1.0/n",
         "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(n), Yb] = -1/32",
-        "dlogprobs = torch.zeros_like(logprobs)\nfor i in range(32):\n    dlogprobs[i, Yb[i]] = -1.0/n",
+        (
+            "dlogprobs = torch.zeros_like(logprobs)\n"
+            "for i in range(32):\n    dlogprobs[i, Yb[i]] = -1.0/n"
+        ),
         "dlogprobs = torch.full([32, 27], 0.0)\ndlogprobs[range(n), Yb] = -1.0/n",
         "dlogprobs = -(F.one_hot(Yb, 27) / 32.0)",
     ],
