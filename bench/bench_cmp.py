@@ -29,7 +29,9 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # a checkout works without `pip install -e .`
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent)
+)  # a checkout works without `pip install -e .`
 
 import checks  # noqa: E402
 
@@ -47,7 +49,8 @@ def lecture_cmp(s: str, dt: torch.Tensor, t: torch.Tensor, quiet: bool = False) 
 
 
 def build_graph(retain_graph: bool) -> dict[str, torch.Tensor]:
-    """x (32, 64) -> a = 2x, used twice: loss = sum(rowsum(exp(a)) * a). Every intermediate keeps its grad."""
+    """x (32, 64) -> a = 2x, used twice: loss = sum(rowsum(exp(a)) * a). Every intermediate keeps
+    its grad."""
     g = torch.Generator().manual_seed(0)
     x = torch.randn(N, D, generator=g, requires_grad=True)
     a = x * 2
@@ -98,10 +101,17 @@ def run_case(label: str, name: str, dt: torch.Tensor, t: torch.Tensor, reps: int
         quiet = not printed
         ours = time_calls(lambda q=quiet: checks.cmp(name, dt, t, quiet=q), reps, printed)
         theirs = time_calls(lambda q=quiet: lecture_cmp(name, dt, t, quiet=q), reps, printed)
-        rows.append({
-            "case": label, "checks": res.status, "lecture": lecture, "reps": reps,
-            "mode": "printed" if printed else "quiet", "ours": ours, "theirs": theirs,
-        })
+        rows.append(
+            {
+                "case": label,
+                "checks": res.status,
+                "lecture": lecture,
+                "reps": reps,
+                "mode": "printed" if printed else "quiet",
+                "ours": ours,
+                "theirs": theirs,
+            }
+        )
     return rows
 
 
@@ -125,10 +135,17 @@ def simple_cases(scale: float) -> list[dict]:
 
 
 def freed_graph_cases(scale: float) -> list[dict]:
-    """The lecture's set-up: a plain loss.backward(), so contributions are rebuilt from retained grads."""
+    """The lecture's set-up: a plain loss.backward(), so contributions are rebuilt from retained
+    grads."""
     env = build_graph(retain_graph=False)
     a, s = env["a"], env["s"]
-    return run_case("missing-path (graph freed)", "a", s.detach().expand(N, D).clone(), a, max(1, int(50 * scale)))
+    return run_case(
+        "missing-path (graph freed)",
+        "a",
+        s.detach().expand(N, D).clone(),
+        a,
+        max(1, int(50 * scale)),
+    )
 
 
 def fmt(x: tuple[float, float] | None, i: int) -> str:
@@ -136,19 +153,45 @@ def fmt(x: tuple[float, float] | None, i: int) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["case", "checks says", "lecture says", "reps", "mode", "cmp med µs", "cmp p95 µs",
-            "lecture med µs", "lecture p95 µs", "ratio (med)"]
+    head = [
+        "case",
+        "checks says",
+        "lecture says",
+        "reps",
+        "mode",
+        "cmp med µs",
+        "cmp p95 µs",
+        "lecture med µs",
+        "lecture p95 µs",
+        "ratio (med)",
+    ]
     body = []
     for row in rows:
         ours, theirs = row["ours"], row["theirs"]
         ratio = f"{ours[0] / theirs[0]:.1f}x" if ours and theirs and theirs[0] > 0 else "-"
-        body.append([row["case"], row["checks"], row["lecture"], str(row["reps"]), row["mode"],
-                     fmt(ours, 0), fmt(ours, 1), fmt(theirs, 0), fmt(theirs, 1), ratio])
+        body.append(
+            [
+                row["case"],
+                row["checks"],
+                row["lecture"],
+                str(row["reps"]),
+                row["mode"],
+                fmt(ours, 0),
+                fmt(ours, 1),
+                fmt(theirs, 0),
+                fmt(theirs, 1),
+                ratio,
+            ]
+        )
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     numeric = set(range(3, len(head))) - {4}
 
     def line(cells):
-        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in numeric else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
     return "\n".join([line(head), "  ".join("-" * w for w in widths), *(line(r) for r in body)])
 
 
@@ -160,10 +203,16 @@ def main() -> None:
 
     print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
     print(f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs)")
-    print(f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}")
+    print(
+        f"python:   {platform.python_version()}   torch: {torch.__version__}   "
+        f"torch threads: {torch.get_num_threads()}"
+    )
     rows = simple_cases(scale) + freed_graph_cases(scale)
     print(f"objects:  {len(gc.get_objects())} live Python objects (what a graph diagnosis scans)")
-    print(f"tensor:   ({N}, {D}) float32; times per call in microseconds (perf_counter_ns), 'printed' = report")
+    print(
+        f"tensor:   ({N}, {D}) float32; times per call in microseconds (perf_counter_ns), "
+        "'printed' = report"
+    )
     print("          printed into an io.StringIO; ratio = checks.cmp median / lecture cmp median")
     print()
     print(table(rows))

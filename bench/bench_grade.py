@@ -34,7 +34,16 @@ from pathlib import Path
 import torch
 
 from checks.data import DATA_DIR, load_names
-from checks.grade import Grader, Settings, assemble, isolation, judge_values, learner_cells, run_notebook, source_reviews
+from checks.grade import (
+    Grader,
+    Settings,
+    assemble,
+    isolation,
+    judge_values,
+    learner_cells,
+    run_notebook,
+    source_reviews,
+)
 from checks.paths import SOLUTIONS
 
 NOTEBOOK = "03-makemore-backprop.ipynb"
@@ -63,13 +72,17 @@ def breakdown(grader: Grader, sub: Path, settings: Settings, work: Path) -> None
     run = run_notebook(plan, work, settings, grader.hidden)
     t1 = time.monotonic()
     sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
-    judge_values(ex, grader.reference(ex), run, plan.concerns, settings, sources, source_reviews(ex, learner))
+    judge_values(
+        ex, grader.reference(ex), run, plan.concerns, settings, sources, source_reviews(ex, learner)
+    )
     judged = time.monotonic() - t1
     parts: dict[str, float] = collections.Counter()
     first = min(run.cell_seconds, default=None)
     for k, s in run.cell_seconds.items():
         parts[kind_of(plan.nb.cells[k].source, plan.concerns[k], k == first)] += s
-    parts["outside the cells: Python, pytest, nbval, the kernel's start"] = (t1 - t0) - sum(run.cell_seconds.values())
+    parts["outside the cells: Python, pytest, nbval, the kernel's start"] = (t1 - t0) - sum(
+        run.cell_seconds.values()
+    )
     parts["judging (in the grader)"] = judged
     total = (t1 - t0) + judged
     print(f"\none submission alone (sandbox: {isolation(settings.sandbox)}): {total:.2f} s")
@@ -86,29 +99,51 @@ def baseline_python(commit: str, folder: Path) -> Path:
     Python's packages whose ``.pth`` puts them first on its path. Data comes from this checkout."""
     src = folder / "src"
     src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", commit],
-                             check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", commit], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     (src / "data").mkdir(exist_ok=True)
     load_names()  # fetched and verified, if it is not here yet
     shutil.copyfile(DATA_DIR / "names.txt", src / "data" / "names.txt")
     venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+    )
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     Path(site, "baseline.pth").write_text(str(src) + "\n")
-    where = subprocess.run([str(python), "-c", "import checks; print(checks.__file__)"],
-                           check=True, capture_output=True, text=True).stdout.strip()
+    where = subprocess.run(
+        [str(python), "-c", "import checks; print(checks.__file__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     assert Path(where).is_relative_to(src), where
     return python
 
 
-def timed(python: Path, out: Path, cache: Path, subs: list[Path], steps: int, jobs: int, executor: str) -> dict:
+def timed(
+    python: Path, out: Path, cache: Path, subs: list[Path], steps: int, jobs: int, executor: str
+) -> dict:
     """One grading run by ``bench/grade_run.py`` under ``python``; its JSON line."""
     env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_DATA_DIR", "PYTHONPATH")}
-    cmd = [str(python), str(ROOT / "bench" / "grade_run.py"), str(out), str(cache), *map(str, subs),
-           f"--steps={steps}", f"--jobs={jobs}", f"--executor={executor}"]
+    cmd = [
+        str(python),
+        str(ROOT / "bench" / "grade_run.py"),
+        str(out),
+        str(cache),
+        *map(str, subs),
+        f"--steps={steps}",
+        f"--jobs={jobs}",
+        f"--executor={executor}",
+    ]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=out.parent)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -117,16 +152,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=6)
     ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--baseline", default=BASELINE, help="the commit whose grader is today's method")
+    ap.add_argument(
+        "--baseline", default=BASELINE, help="the commit whose grader is today's method"
+    )
     ap.add_argument("--no-dask", action="store_true", help="skip the dask executor")
     args = ap.parse_args()
     cores = os.cpu_count() or 1
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip() or "?"
+    head = (
+        subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        or "?"
+    )
     print(f"date:    {datetime.datetime.now().isoformat(timespec='seconds')}")
     print(f"machine: {platform.platform()} ({platform.machine()}, {cores} CPUs)")
-    print(f"python {platform.python_version()}, torch {torch.__version__}, notebook {NOTEBOOK}, {args.n} submissions,"
-          f" {args.steps} steps; this grader: {head} (and its changes), baseline: {args.baseline}")
+    print(
+        f"python {platform.python_version()}, torch {torch.__version__}, notebook {NOTEBOOK}, "
+        f"{args.n} submissions, {args.steps} steps; this grader: {head} (and its changes), "
+        f"baseline: {args.baseline}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         subs = []
@@ -135,27 +179,44 @@ def main() -> None:
             d.mkdir(parents=True)
             shutil.copyfile(SOLUTIONS / NOTEBOOK, d / NOTEBOOK)
             subs.append(d)
-        pythons = {"baseline": baseline_python(args.baseline, tmp / "baseline"), "this": Path(sys.executable)}
-        configs = [("baseline", "local", 1), ("this", "local", 1), ("baseline", "local", cores),
-                   ("this", "local", cores)]
+        pythons = {
+            "baseline": baseline_python(args.baseline, tmp / "baseline"),
+            "this": Path(sys.executable),
+        }
+        configs = [
+            ("baseline", "local", 1),
+            ("this", "local", 1),
+            ("baseline", "local", cores),
+            ("this", "local", cores),
+        ]
         if not args.no_dask and importlib.util.find_spec("distributed"):
             configs.append(("this", "dask", cores))
-        print(f"\n{'grader':>8} {'executor':>8} {'jobs':>4}  {'wall s':>7}  {'submissions/min':>15}  {'per core':>8}"
-              f"  {'vs baseline, same jobs':>22}")
+        print(
+            f"\n{'grader':>8} {'executor':>8} {'jobs':>4}  {'wall s':>7}  "
+            f"{'submissions/min':>15}  {'per core':>8}  {'vs baseline, same jobs':>22}"
+        )
         per_core = {}
         for who, executor, jobs in configs:
             out = tmp / f"out-{who}-{executor}-{jobs}"
-            res = timed(pythons[who], out, tmp / f"reference-{who}", subs, args.steps, jobs, executor)
+            res = timed(
+                pythons[who], out, tmp / f"reference-{who}", subs, args.steps, jobs, executor
+            )
             assert res["failed"] == 0 and res["passed"] > 0, (who, executor, jobs, res)
             rate = 60 * args.n / res["wall"]
             per_core[(who, executor, jobs)] = rate / jobs
             base = per_core.get(("baseline", "local", jobs))
             ratio = f"{per_core[(who, executor, jobs)] / base:.2f}x" if base else "-"
-            print(f"{who:>8} {executor:>8} {jobs:>4}  {res['wall']:>7.1f}  {rate:>15.2f}  {rate / jobs:>8.2f}"
-                  f"  {ratio:>22}")
+            print(
+                f"{who:>8} {executor:>8} {jobs:>4}  {res['wall']:>7.1f}  "
+                f"{rate:>15.2f}  {rate / jobs:>8.2f}  {ratio:>22}"
+            )
         grader = Grader(tmp / "ref", Settings(steps=args.steps), cache=tmp / "reference-this")
-        breakdown(grader, subs[0] / NOTEBOOK, Settings(steps=args.steps, jobs=1, sandbox=grader.settings.sandbox),
-                  tmp / "alone")
+        breakdown(
+            grader,
+            subs[0] / NOTEBOOK,
+            Settings(steps=args.steps, jobs=1, sandbox=grader.settings.sandbox),
+            tmp / "alone",
+        )
 
 
 if __name__ == "__main__":

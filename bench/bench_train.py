@@ -1,36 +1,46 @@
-"""The makemore training step with the hand-written backward pass against the same step with ``loss.backward()``.
+"""The makemore training step with the hand-written backward pass against the same step with \
+``loss.backward()``.
 
-Run from the repository root (no install needed beyond torch; names.txt is downloaded on first use)::
+Run from the repository root (no install needed beyond torch; names.txt is downloaded on
+first use)::
 
-    python bench/bench_train.py                 # the steps and checks.cmp: about two minutes on 2 cores
-    python bench/bench_train.py --full          # also the 200,000 steps of exercise 4 (twice) and pytest --nbval over
-                                                # solutions/: about five minutes more
-    python bench/bench_train.py --quick         # a tenth of the steps, for a smoke test
-    python bench/bench_train.py --threads 2     # torch threads for every variant (default 1)
+    python bench/bench_train.py
+        # the steps and checks.cmp: about two minutes on 2 cores
+    python bench/bench_train.py --full
+        # also the 200,000 steps of exercise 4 (twice) and pytest --nbval over
+        # solutions/: about five minutes more
+    python bench/bench_train.py --quick
+        # a tenth of the steps, for a smoke test
+    python bench/bench_train.py --threads 2
+        # torch threads for every variant (default 1)
 
-The model is exercise 4 of ``solutions/03-makemore-backprop.ipynb``: embedding (27 x 10), linear, batch norm, tanh,
-linear, cross-entropy, updated by SGD. One *step* is the forward pass, the backward pass and the update on one
-minibatch drawn beforehand (drawing it is the same for every variant and is left out). The variants:
+The model is exercise 4 of ``solutions/03-makemore-backprop.ipynb``: embedding (27 x 10), linear,
+batch norm, tanh, linear, cross-entropy, updated by SGD. One *step* is the forward pass, the
+backward pass and the update on one minibatch drawn beforehand (drawing it is the same for every
+variant and is left out). The variants:
 
-- ``hand``: the notebook's own ``step`` function, read from the notebook and executed as it stands (fused cross-entropy
-  and fused batch-norm gradients, no graph: everything under ``torch.no_grad()``), then the notebook's update
-  ``p.data += -lr * grad``;
-- ``autograd``: the same forward pass with the parameters requiring grad, ``p.grad = None``, ``loss.backward()``, then
-  the same update;
-- ``hand, tuned`` and ``autograd, tuned``: the same mathematics in fewer operations (``addmm``, ``var_mean``,
-  ``rsqrt``, ``addcmul``, ``log_softmax`` and ``nll_loss``, and one ``torch._foreach_add_`` for the update of all seven
-  parameters; the hand-written backward also reuses the two batch sums it already has for ``dbngain`` and
-  ``dbnbias``); the autograd side gets the same forward pass and update, so the pair compares like with like.
+- ``hand``: the notebook's own ``step`` function, read from the notebook and executed as it stands
+  (fused cross-entropy and fused batch-norm gradients, no graph: everything under
+  ``torch.no_grad()``), then the notebook's update ``p.data += -lr * grad``;
+- ``autograd``: the same forward pass with the parameters requiring grad, ``p.grad = None``,
+  ``loss.backward()``, then the same update;
+- ``hand, tuned`` and ``autograd, tuned``: the same mathematics in fewer operations (``addmm``,
+  ``var_mean``, ``rsqrt``, ``addcmul``, ``log_softmax`` and ``nll_loss``, and one
+  ``torch._foreach_add_`` for the update of all seven parameters; the hand-written backward also
+  reuses the two batch sums it already has for ``dbngain`` and ``dbnbias``); the autograd side gets
+  the same forward pass and update, so the pair compares like with like.
 
-Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of the same initial
-parameters and runs a warm-up, then the variants take turns in blocks of 50 steps (interleaved, so a change in the
-machine's load hits all of them) until each has run ``--steps`` steps; every step is timed on its own with
-``time.perf_counter_ns`` and the table gives medians and the 10th and 90th percentiles. Operations are counted with a
-``TorchDispatchMode``: every ATen operator that reaches the dispatcher in one step, the ones the autograd engine runs
-during ``backward()`` included (views such as ``.T`` and ``.view`` count as operators too).
+Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of
+the same initial parameters and runs a warm-up, then the variants take turns in blocks of 50 steps
+(interleaved, so a change in the machine's load hits all of them) until each has run ``--steps``
+steps; every step is timed on its own with ``time.perf_counter_ns`` and the table gives medians and
+the 10th and 90th percentiles. Operations are counted with a ``TorchDispatchMode``: every ATen
+operator that reaches the dispatcher in one step, the ones the autograd engine runs during
+``backward()`` included (views such as ``.T`` and ``.view`` count as operators too).
 
-``checks.cmp`` is timed with ``bench/bench_cmp.py``'s own functions, on a right and on a wrong (sign) answer. Nothing is
-asserted; compare ratios from one run rather than absolute times across runs.
+``checks.cmp`` is timed with ``bench/bench_cmp.py``'s own functions, on a right and on a wrong
+(sign) answer. Nothing is asserted; compare ratios from one run rather than absolute times across
+runs.
 """
 
 from __future__ import annotations
@@ -69,14 +79,17 @@ NAMES = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]
 
 
 def init_params(n_hidden: int) -> dict[str, torch.Tensor]:
-    """Exercise 4's initialisation, from the notebook's default seed (the tests' copy of the lecture's init)."""
+    """Exercise 4's initialisation, from the notebook's default seed (the tests' copy of the
+    lecture's init)."""
     return makemore.init_params(VOCAB, BLOCK, N_EMBD, n_hidden, SEED)
 
 
 def notebook_step_source() -> str:
     """The source of the cell of solutions/03 that defines ``step``."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    cells = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def step(")]
+    cells = [
+        c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def step(")
+    ]
     if len(cells) != 1:
         raise SystemExit(f"expected one cell defining step() in {NOTEBOOK}, found {len(cells)}")
     return cells[0]
@@ -111,7 +124,7 @@ def autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
         hprebn = embcat @ W1 + b1
         bnmeani = hprebn.mean(0, keepdim=True)
         bnvar = hprebn.var(0, keepdim=True, unbiased=True)
-        bnvar_inv = (bnvar + 1e-5)**-0.5
+        bnvar_inv = (bnvar + 1e-5) ** -0.5
         bnraw = (hprebn - bnmeani) * bnvar_inv
         hpreact = bngain * bnraw + bnbias
         h = torch.tanh(hpreact)
@@ -164,8 +177,13 @@ def tuned_hand_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
             dhpreact = torch.addcmul(dh, dh, h * h, value=-1.0)  # (1 - h**2) * dh
             dbngain = (bnraw * dhpreact).sum(0, keepdim=True)
             dbnbias = dhpreact.sum(0, keepdim=True)
-            # batch norm, fused: bngain * bnvar_inv * (dy - sum(dy) / n - bnraw * sum(dy * bnraw) / (n - 1)), sums reused
-            dhprebn = torch.addcmul(dhpreact, bnraw, dbngain, value=-1 / (n - 1)).sub_(dbnbias, alpha=1 / n).mul_(bngain * bnvar_inv)
+            # batch norm, fused, sums reused:
+            # bngain * bnvar_inv * (dy - sum(dy) / n - bnraw * sum(dy * bnraw) / (n - 1))
+            dhprebn = (
+                torch.addcmul(dhpreact, bnraw, dbngain, value=-1 / (n - 1))
+                .sub_(dbnbias, alpha=1 / n)
+                .mul_(bngain * bnvar_inv)
+            )
             dembcat = dhprebn @ W1T
             dW1 = embcat.t() @ dhprebn
             db1 = dhprebn.sum(0)
@@ -225,7 +243,8 @@ def count_ops(run: Callable, Xb: torch.Tensor, Yb: torch.Tensor) -> collections.
 
 
 def check_same_gradients(n_hidden: int, source: str, Xb: torch.Tensor, Yb: torch.Tensor) -> float:
-    """All four variants take one step from the same start: the largest difference between their new parameters."""
+    """All four variants take one step from the same start: the largest difference between their
+    new parameters."""
     after = []
     for make in VARIANTS.values():
         run, p = make(n_hidden, source)
@@ -263,22 +282,32 @@ def time_steps(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> 
 
 
 def step_table(results: list[tuple[int, int, dict]]) -> str:
-    head = f"{'batch':>5s} {'hidden':>6s}  {'variant':16s} {'median µs':>10s} {'p10 µs':>8s} {'p90 µs':>8s} {'steps':>6s} {'ops':>4s}"
+    head = (
+        f"{'batch':>5s} {'hidden':>6s}  {'variant':16s} {'median µs':>10s} {'p10 µs':>8s} "
+        f"{'p90 µs':>8s} {'steps':>6s} {'ops':>4s}"
+    )
     lines = [head, "-" * len(head)]
     for batch, hidden, r in results:
         for name, ts in r["times"].items():
             ops = sum(r["ops"][name].values())
-            lines.append(f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} {percentile(ts, 10):8.1f} "
-                         f"{percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}")
+            lines.append(
+                f"{batch:5d} {hidden:6d}  {name:16s} {percentile(ts, 50):10.1f} "
+                f"{percentile(ts, 10):8.1f} {percentile(ts, 90):8.1f} {len(ts):6d} {ops:4d}"
+            )
         lines.append("")
     lines.append("ratios of the medians (hand / autograd), and of the operation counts:")
     for batch, hidden, r in results:
         med = {name: percentile(ts, 50) for name, ts in r["times"].items()}
         ops = {name: sum(c.values()) for name, c in r["ops"].items()}
-        lines.append(f"  batch {batch:3d} / hidden {hidden:3d}:  notebook's step {med['hand'] / med['autograd']:.2f}x "
-                     f"({ops['hand']} vs {ops['autograd']} ops)   tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
-                     f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
-                     f"largest difference between the variants' parameters after one step: {r['maxdiff']:.1e}")
+        lines.append(
+            f"  batch {batch:3d} / hidden {hidden:3d}:  "
+            f"notebook's step {med['hand'] / med['autograd']:.2f}x "
+            f"({ops['hand']} vs {ops['autograd']} ops)   "
+            f"tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
+            f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
+            "largest difference between the variants' parameters after one step: "
+            f"{r['maxdiff']:.1e}"
+        )
     return "\n".join(lines)
 
 
@@ -293,11 +322,19 @@ def op_breakdown(ops: dict[str, collections.Counter]) -> str:
 
 
 def where_the_notebook_step_loses(reps: int) -> str:
-    """Two lines of the notebook's step and update against leaner ways of writing them, at batch 32 / hidden 200."""
+    """Two lines of the notebook's step and update against leaner ways of writing them, at
+    batch 32 / hidden 200."""
     n = 32
     g = torch.Generator().manual_seed(0)
-    d, Yb, rows = torch.randn((n, VOCAB), generator=g), torch.randint(0, VOCAB, (n,), generator=g), torch.arange(n)
-    p, grad = torch.randn((200, VOCAB), generator=g, requires_grad=True), torch.randn((200, VOCAB), generator=g)
+    d, Yb, rows = (
+        torch.randn((n, VOCAB), generator=g),
+        torch.randint(0, VOCAB, (n,), generator=g),
+        torch.arange(n),
+    )
+    p, grad = (
+        torch.randn((200, VOCAB), generator=g, requires_grad=True),
+        torch.randn((200, VOCAB), generator=g),
+    )
 
     def median(fn: Callable) -> float:
         with torch.no_grad():
@@ -322,12 +359,14 @@ def where_the_notebook_step_loses(reps: int) -> str:
     def add_update():
         p.add_(grad, alpha=-LR)
 
-    return "\n".join([
-        f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   with a tensor of row indices made once: "
-        f"{median(by_tensor):6.1f} µs",
-        f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   p.add_(grad, alpha=-lr): "
-        f"{median(add_update):6.1f} µs",
-    ])
+    return "\n".join(
+        [
+            f"  dlogits[range(n), Yb] -= 1 (the notebook)      {median(by_range):6.1f} µs   "
+            f"with a tensor of row indices made once: {median(by_tensor):6.1f} µs",
+            f"  p.data += -lr * grad (the notebook, per tensor) {median(data_update):6.1f} µs   "
+            f"p.add_(grad, alpha=-lr): {median(add_update):6.1f} µs",
+        ]
+    )
 
 
 def cmp_cost(scale: float) -> str:
@@ -353,32 +392,63 @@ def full_runs(source: str, Xtr, Ytr) -> list[str]:
             loss = run(Xtr[ix], Ytr[ix])
             loss.log10().item()  # the notebook logs every step's loss
         seconds = time.perf_counter() - started
-        lines.append(f"exercise 4, 200,000 steps at batch 32 / hidden 200, {name:8s}: {seconds:7.1f} s "
-                     f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, as in the notebook)")
+        lines.append(
+            f"exercise 4, 200,000 steps at batch 32 / hidden 200, {name:8s}: {seconds:7.1f} s "
+            f"({200_000 / seconds:,.0f} steps/s; batch drawn and loss logged every step, "
+            "as in the notebook)"
+        )
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "solutions/", "-q", "-p", "no:cacheprovider"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "solutions/", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - started
-    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
+    last = (
+        proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
+    )
     steps = os.environ.get("WORKBOOK_STEPS", "2000 (conftest.py)")
-    lines.append(f"pytest --nbval over solutions/ (WORKBOOK_STEPS={steps}): {seconds:.1f} s wall: {last}")
+    lines.append(
+        f"pytest --nbval over solutions/ (WORKBOOK_STEPS={steps}): {seconds:.1f} s wall: {last}"
+    )
     return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1, help="torch threads, the same for every variant (default 1)")
-    ap.add_argument("--steps", type=int, default=3000, help="timed steps per variant and configuration")
-    ap.add_argument("--full", action="store_true", help="also the full exercise 4 (200,000 steps) and pytest --nbval over solutions/")
-    ap.add_argument("--quick", action="store_true", help="a tenth of the steps and cmp repetitions, for a smoke test")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads, the same for every variant (default 1)",
+    )
+    ap.add_argument(
+        "--steps", type=int, default=3000, help="timed steps per variant and configuration"
+    )
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="also the full exercise 4 (200,000 steps) and pytest --nbval over solutions/",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tenth of the steps and cmp repetitions, for a smoke test",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     steps = max(100, args.steps // 10) if args.quick else args.steps
 
     print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
-    print(f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
-    print(f"python:   {platform.python_version()}   torch: {torch.__version__}   torch threads: {torch.get_num_threads()}")
+    print(
+        f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start"
+    )
+    print(
+        f"python:   {platform.python_version()}   torch: {torch.__version__}   "
+        f"torch threads: {torch.get_num_threads()}"
+    )
     print(f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}")
     print()
 
@@ -386,7 +456,9 @@ def main() -> None:
     source = notebook_step_source()
     results = []
     for batch, hidden in [(32, 200), (512, 256)]:
-        results.append((batch, hidden, time_steps(batch, hidden, steps, source, split.Xtr, split.Ytr)))
+        results.append(
+            (batch, hidden, time_steps(batch, hidden, steps, source, split.Xtr, split.Ytr))
+        )
     print("one training step (forward, backward, update), microseconds per step:")
     print(step_table(results))
     print()

@@ -73,11 +73,30 @@ from bench_train import CountOps, op_breakdown, percentile  # noqa: E402
 from checks import load_names, require, split_dataset  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "05-transformer-backprop.ipynb"
-FUNCTIONS = {"init_gpt", "layernorm", "attention", "layernorm_backward", "gelu_backward",
-             "attention_backward", "gpt_forward", "linear_grads", "gpt_backward", "gpt_loss",
-             "adamw", "learning_rate"}
-CONSTANTS = {"seed", "n_embd", "n_head", "head_size", "train_names", "lr_max", "lr_min",
-             "weight_decay"}
+FUNCTIONS = {
+    "init_gpt",
+    "layernorm",
+    "attention",
+    "layernorm_backward",
+    "gelu_backward",
+    "attention_backward",
+    "gpt_forward",
+    "linear_grads",
+    "gpt_backward",
+    "gpt_loss",
+    "adamw",
+    "learning_rate",
+}
+CONSTANTS = {
+    "seed",
+    "n_embd",
+    "n_head",
+    "head_size",
+    "train_names",
+    "lr_max",
+    "lr_min",
+    "weight_decay",
+}
 DATA_CELL = "encode"  # the cell that defines it builds Xtr, Ytr, vocab_size and block_size
 N_LAYER, POOL, BLOCK_STEPS = 2, 64, 20
 PHASES = ("forward", "backward", "update")
@@ -98,8 +117,15 @@ def notebook_scope() -> dict:
     swallowed).
     """
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    scope = {"torch": torch, "F": F, "math": math, "os": os, "require": require,
-             "load_names": load_names, "split_dataset": split_dataset}
+    scope = {
+        "torch": torch,
+        "F": F,
+        "math": math,
+        "os": os,
+        "require": require,
+        "load_names": load_names,
+        "split_dataset": split_dataset,
+    }
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -108,9 +134,12 @@ def notebook_scope() -> dict:
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(tree, str(NOTEBOOK), "exec"), scope)
             continue
-        keep = [n for n in tree.body
-                if (isinstance(n, ast.FunctionDef) and n.name in FUNCTIONS)
-                or (isinstance(n, ast.Assign) and assigned_names(n) <= CONSTANTS)]
+        keep = [
+            n
+            for n in tree.body
+            if (isinstance(n, ast.FunctionDef) and n.name in FUNCTIONS)
+            or (isinstance(n, ast.Assign) and assigned_names(n) <= CONSTANTS)
+        ]
         if keep:
             exec(compile(ast.Module(body=keep, type_ignores=[]), str(NOTEBOOK), "exec"), scope)
     missing = sorted((FUNCTIONS | CONSTANTS | {"Xtr", "Ytr", "vocab_size"}) - scope.keys())
@@ -137,8 +166,9 @@ class Variant:
     def __init__(self, nb: dict, start: dict[str, torch.Tensor], horizon: int, autograd: bool):
         self.nb, self.autograd, self.horizon, self.t = nb, autograd, horizon, 0
         self.params = {name: p.clone().requires_grad_(autograd) for name, p in start.items()}
-        self.moments = {name: (torch.zeros_like(p), torch.zeros_like(p))
-                        for name, p in start.items()}
+        self.moments = {
+            name: (torch.zeros_like(p), torch.zeros_like(p)) for name, p in start.items()
+        }
 
     def forward(self, X: torch.Tensor, Y: torch.Tensor):
         gpt_forward, gpt_loss = self.nb["gpt_forward"], self.nb["gpt_loss"]
@@ -168,8 +198,9 @@ class Variant:
         with torch.no_grad():
             for name in self.params:
                 m, v = self.moments[name]
-                p, m, v = adamw(self.params[name], grads[name], m, v, t, lr,
-                                weight_decay=weight_decay)
+                p, m, v = adamw(
+                    self.params[name], grads[name], m, v, t, lr, weight_decay=weight_decay
+                )
                 self.params[name] = p.requires_grad_() if self.autograd else p
                 self.moments[name] = (m, v)
 
@@ -200,7 +231,8 @@ def check_gradients(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> 
         f"autograd: torch.allclose for all {len(start)} tensors: {close}; largest difference "
         f"{diff[worst]:.1e} (in {worst}; the largest gradient entry is {scale:.1e}); "
         f"parameters after the update differ by at most {after:.1e} (AdamW's first step is "
-        f"about lr * g / (|g| + eps): on gradient entries near eps, rounding shows)")
+        f"about lr * g / (|g| + eps): on gradient entries near eps, rounding shows)"
+    )
 
 
 def count_phases(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> dict[str, dict]:
@@ -240,8 +272,10 @@ def time_steps(nb: dict, start: dict, batches: list, steps: int, warmup: int) ->
 
 
 def step_table(times: dict[str, list[int]], ops: dict[str, dict]) -> str:
-    head = (f"{'variant':10s} {'median µs':>10s} {'p10 µs':>9s} {'p90 µs':>9s} {'ratio':>6s} "
-            f"{'steps':>6s} {'ops':>5s} {'forward':>8s} {'backward':>9s} {'update':>7s}")
+    head = (
+        f"{'variant':10s} {'median µs':>10s} {'p10 µs':>9s} {'p90 µs':>9s} {'ratio':>6s} "
+        f"{'steps':>6s} {'ops':>5s} {'forward':>8s} {'backward':>9s} {'update':>7s}"
+    )
     lines = [head, "-" * len(head)]
     base = percentile(times["autograd"], 50)
     for name, ts in times.items():
@@ -249,28 +283,36 @@ def step_table(times: dict[str, list[int]], ops: dict[str, dict]) -> str:
         lines.append(
             f"{name:10s} {percentile(ts, 50):10.1f} {percentile(ts, 10):9.1f} "
             f"{percentile(ts, 90):9.1f} {percentile(ts, 50) / base:5.2f}x {len(ts):6d} "
-            f"{sum(n.values()):5d} {n['forward']:8d} {n['backward']:9d} {n['update']:7d}")
+            f"{sum(n.values()):5d} {n['forward']:8d} {n['backward']:9d} {n['update']:7d}"
+        )
     return "\n".join(lines)
 
 
 def header() -> str:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return "\n".join([
-        f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-        f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
-        f"load average {load} at the start",
-        f"python:   {platform.python_version()}   torch: {torch.__version__}   "
-        f"torch threads: {torch.get_num_threads()}",
-        f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}",
-    ])
+    return "\n".join(
+        [
+            f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+            f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
+            f"load average {load} at the start",
+            f"python:   {platform.python_version()}   torch: {torch.__version__}   "
+            f"torch threads: {torch.get_num_threads()}",
+            f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}",
+        ]
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch threads, the same for both variants (default 1)")
-    ap.add_argument("--steps", type=int, default=1000,
-                    help="timed steps per variant (default 1000)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads, the same for both variants (default 1)",
+    )
+    ap.add_argument(
+        "--steps", type=int, default=1000, help="timed steps per variant (default 1000)"
+    )
     ap.add_argument("--quick", action="store_true", help="a tenth of the steps, for a smoke test")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -283,9 +325,11 @@ def main() -> None:
     start, batches = start_and_minibatches(nb)
     X0, Y0 = batches[0]
     n_params = sum(p.numel() for p in start.values())
-    print(f"model:    exercise 3 of {NOTEBOOK.relative_to(ROOT).as_posix()}: {N_LAYER} blocks, "
-          f"n_embd {nb['n_embd']}, {nb['n_head']} heads, {n_params:,} parameters, "
-          f"minibatches of {nb['train_names']} names")
+    print(
+        f"model:    exercise 3 of {NOTEBOOK.relative_to(ROOT).as_posix()}: {N_LAYER} blocks, "
+        f"n_embd {nb['n_embd']}, {nb['n_head']} heads, {n_params:,} parameters, "
+        f"minibatches of {nb['train_names']} names"
+    )
     close, report = check_gradients(nb, start, X0, Y0)
     print(report)
     if not close:
@@ -293,9 +337,11 @@ def main() -> None:
     ops = count_phases(nb, start, X0, Y0)
     times = time_steps(nb, start, batches, steps, warmup)
     print()
-    print(f"one training step (forward, backward, AdamW update), microseconds per step "
-          f"({warmup} warm-up steps, blocks of {BLOCK_STEPS}); ratio: median / autograd's "
-          f"median; ops: ATen operators per step (TorchDispatchMode), then by phase:")
+    print(
+        f"one training step (forward, backward, AdamW update), microseconds per step "
+        f"({warmup} warm-up steps, blocks of {BLOCK_STEPS}); ratio: median / autograd's "
+        f"median; ops: ATen operators per step (TorchDispatchMode), then by phase:"
+    )
     print(step_table(times, ops))
     print()
     print("operators per step, both variants (TorchDispatchMode):")

@@ -31,15 +31,25 @@ def main() -> None:
     ap.add_argument("--executor", default="local")
     a = ap.parse_args()
     settings = Settings(steps=a.steps, jobs=a.jobs)
-    extra = {} if a.executor == "local" else {"executor": a.executor}  # the baseline knows no executors
+    extra = (
+        {} if a.executor == "local" else {"executor": a.executor}
+    )  # the baseline knows no executors
     with tempfile.TemporaryDirectory() as warm:
         grade(a.submissions[:1], Path(warm), settings, progress=lambda s: None, cache=a.cache)
     started = time.monotonic()
     rows = grade(a.submissions, a.out, settings, progress=lambda s: None, cache=a.cache, **extra)
     wall = time.monotonic() - started
     passed = sum(r["passed"] == "true" for r in rows)
-    print(json.dumps({"wall": wall, "submissions": len(a.submissions), "passed": passed,
-                      "failed": len(rows) - passed}))
+    print(
+        json.dumps(
+            {
+                "wall": wall,
+                "submissions": len(a.submissions),
+                "passed": passed,
+                "failed": len(rows) - passed,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

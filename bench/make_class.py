@@ -64,7 +64,10 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(learner(a.notebook, kind, rng), folder / a.notebook)
         made[kind] += 1
-    print(f"{a.n} submissions of {a.notebook} in {a.folder}: " + ", ".join(f"{made[k]} {k}" for k, _ in KINDS))
+    print(
+        f"{a.n} submissions of {a.notebook} in {a.folder}: "
+        + ", ".join(f"{made[k]} {k}" for k, _ in KINDS)
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Checks for hand-written gradients: compare with autograd or central differences, and say what went wrong.
+"""Checks for hand-written gradients: compare with autograd or central differences, and say what
+went wrong.
 
 >>> from checks import cmp
 >>> cmp("logprobs", dlogprobs, logprobs)   # doctest: +SKIP
@@ -10,13 +11,27 @@ from typing import Any
 
 from checks.placeholders import install_hook
 
-# the public names and their modules, imported on first use: ``import checks`` stays light (no torch),
-# so the grader's test runner and the backprop-workbook command start quickly
+# the public names and their modules, imported on first use: ``import checks`` stays light
+# (no torch), so the grader's test runner and the backprop-workbook command start quickly
 _WHERE = {
-    **dict.fromkeys(["Result", "Summary", "check_value", "cmp", "expect", "reset", "results", "summary"],
-                    "checks.compare"),
-    **dict.fromkeys(["DATA_DIR", "NAMES_SHA256", "DataIntegrityError", "DataUnavailableError", "Split",
-                     "build_dataset", "load_names", "split_dataset", "vocab"], "checks.data"),
+    **dict.fromkeys(
+        ["Result", "Summary", "check_value", "cmp", "expect", "reset", "results", "summary"],
+        "checks.compare",
+    ),
+    **dict.fromkeys(
+        [
+            "DATA_DIR",
+            "NAMES_SHA256",
+            "DataIntegrityError",
+            "DataUnavailableError",
+            "Split",
+            "build_dataset",
+            "load_names",
+            "split_dataset",
+            "vocab",
+        ],
+        "checks.data",
+    ),
     "MISTAKES": "checks.diagnose",
     "hint": "checks.hints",
     "drawn": "checks.inputs",
@@ -65,5 +80,3 @@ __all__ = [
 ]
 
 install_hook()  # in IPython: a cell that uses an answer still `...` says so in one line
-
-

@@ -1,4 +1,5 @@
-"""The learner's command: ``backprop-workbook start [DIR]`` and ``backprop-workbook check NOTEBOOK``."""
+"""The learner's command: ``backprop-workbook start [DIR]`` and \
+``backprop-workbook check NOTEBOOK``."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ def _check(argv: list[str]) -> int:
     """Run the grader's self-check on one notebook (``python -m checks.grade --self``)."""
     missing = [m for m in GRADE_NEEDS if importlib.util.find_spec(m) is None]
     if missing:
-        print(f"backprop-workbook check runs the grader, which needs {', '.join(missing)}: "
-              "pip install 'backprop-workbook[grade]'. Without it, run the notebook top to "
-              "bottom and call summary() in its last cell.", file=sys.stderr)
+        print(
+            f"backprop-workbook check runs the grader, which needs {', '.join(missing)}: "
+            "pip install 'backprop-workbook[grade]'. Without it, run the notebook top to "
+            "bottom and call summary() in its last cell.",
+            file=sys.stderr,
+        )
         return 2
     from checks.grade import main as grade_main
 
@@ -29,24 +33,38 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(prog="backprop-workbook", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("start", help="copy the notebooks into a folder of your own and open JupyterLab",
-                       description="Copy the student notebooks into DIR (a notebook you have changed "
-                       "is never overwritten) and open JupyterLab there. Arguments after -- go to "
-                       "JupyterLab (e.g. -- --port 8890).")
-    s.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR,
-                   help=f"the folder for your notebooks (default {DEFAULT_DIR})")
-    s.add_argument("--new", action="store_true",
-                   help="write a fresh copy (NAME-new.ipynb) beside each notebook you have changed")
+    s = sub.add_parser(
+        "start",
+        help="copy the notebooks into a folder of your own and open JupyterLab",
+        description="Copy the student notebooks into DIR (a notebook you have changed "
+        "is never overwritten) and open JupyterLab there. Arguments after -- go to "
+        "JupyterLab (e.g. -- --port 8890).",
+    )
+    s.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_DIR,
+        help=f"the folder for your notebooks (default {DEFAULT_DIR})",
+    )
+    s.add_argument(
+        "--new",
+        action="store_true",
+        help="write a fresh copy (NAME-new.ipynb) beside each notebook you have changed",
+    )
     s.add_argument("--no-lab", action="store_true", help="copy only: do not open JupyterLab")
     s.add_argument("--no-browser", action="store_true", help="start JupyterLab without a browser")
-    c = sub.add_parser("check", help="grade one of your notebooks as the instructor's grader would",
-                       description="The self-check: runs the notebook in a fresh kernel against "
-                       "the solutions and prints a table of its checks. Options after NOTEBOOK "
-                       "are python -m checks.grade's (--only, --fail-under, --sandbox).")
+    c = sub.add_parser(
+        "check",
+        help="grade one of your notebooks as the instructor's grader would",
+        description="The self-check: runs the notebook in a fresh kernel against "
+        "the solutions and prints a table of its checks. Options after NOTEBOOK "
+        "are python -m checks.grade's (--only, --fail-under, --sandbox).",
+    )
     c.add_argument("notebook", type=Path)
     lab_args: list[str] = []
     if "--" in argv:
-        argv, lab_args = argv[: argv.index("--")], argv[argv.index("--") + 1:]
+        argv, lab_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     a, rest = p.parse_known_args(argv)
     if a.command == "check":
         return _check([str(a.notebook), *rest])

@@ -41,8 +41,9 @@ def _files(nbs: list[Path]) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in nbs}
 
 
-def grade_task(sub: str, files: dict[str, bytes], settings: Settings, shared: Shared,
-               task: str) -> tuple[list[dict], list[str]]:
+def grade_task(
+    sub: str, files: dict[str, bytes], settings: Settings, shared: Shared, task: str
+) -> tuple[list[dict], list[str]]:
     """On a worker: write what the task carries into a temporary folder and grade it there. Its
     grading runs are known by ``task`` (the future's key), for the client's Ctrl-C."""
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
@@ -53,11 +54,16 @@ def grade_task(sub: str, files: dict[str, bytes], settings: Settings, shared: Sh
         grade._TASK.name = None
 
 
-def _grade_in_folder(sub: str, files: dict[str, bytes], settings: Settings,
-                     shared: Shared) -> tuple[list[dict], list[str]]:
+def _grade_in_folder(
+    sub: str, files: dict[str, bytes], settings: Settings, shared: Shared
+) -> tuple[list[dict], list[str]]:
     with tempfile.TemporaryDirectory(prefix="workbook-task-") as tmp:
         root = Path(tmp)
-        for folder, items in (("solutions", shared.solutions), ("cache", shared.references), ("sub", files)):
+        for folder, items in (
+            ("solutions", shared.solutions),
+            ("cache", shared.references),
+            ("sub", files),
+        ):
             for name, data in items.items():
                 (root / folder / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / folder / name).write_bytes(data)
@@ -68,14 +74,27 @@ def _grade_in_folder(sub: str, files: dict[str, bytes], settings: Settings,
 
 def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
     """A row per notebook of a submission whose task failed for good (one, without notebooks)."""
-    reason = f"the grading worker failed ({type(why).__name__}: {str(why)[:200]}); grade it again with --executor local"
-    return [{"submission": sub, "notebook": name, **_row("-", False, "", reason)}
-            for name in [nb.name for nb in nbs] or ["-"]]
+    reason = (
+        f"the grading worker failed ({type(why).__name__}: {str(why)[:200]}); "
+        "grade it again with --executor local"
+    )
+    return [
+        {"submission": sub, "notebook": name, **_row("-", False, "", reason)}
+        for name in [nb.name for nb in nbs] or ["-"]
+    ]
 
 
-def grade_on_dask(todo: list[tuple[str, list[Path]]], grader: Grader, settings: Settings,
-                  scheduler: str | None, record: Callable, shown: Callable, progress: Callable) -> None:
-    """Grade ``todo`` as dask tasks; ``record`` keeps each submission's rows, ``shown`` reports it."""
+def grade_on_dask(
+    todo: list[tuple[str, list[Path]]],
+    grader: Grader,
+    settings: Settings,
+    scheduler: str | None,
+    record: Callable,
+    shown: Callable,
+    progress: Callable,
+) -> None:
+    """Grade ``todo`` as dask tasks; ``record`` keeps each submission's rows, ``shown``
+    reports it."""
     from distributed import Client, LocalCluster, as_completed
 
     references = {}
@@ -83,28 +102,49 @@ def grade_on_dask(todo: list[tuple[str, list[Path]]], grader: Grader, settings: 
         path = grader.cache_of(ex)
         if path.exists():  # every exercise the submissions hold has had its reference run by now
             references[path.name] = path.read_bytes()
-    shared = Shared({ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()}, references)
+    shared = Shared(
+        {ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()}, references
+    )
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=settings.jobs, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=settings.jobs,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        )
         progress(f"dask: a local cluster of {settings.jobs} workers at {cluster.scheduler_address}")
     client = Client(scheduler or cluster)
     try:
         on_workers = client.scatter(shared, broadcast=True)
-        futures = {client.submit(grade_task, sub, _files(nbs), settings, on_workers, f"grade-{i}-{sub}",
-                                 key=f"grade-{i}-{sub}", pure=False): (sub, nbs)
-                   for i, (sub, nbs) in enumerate(todo)}
+        futures = {
+            client.submit(
+                grade_task,
+                sub,
+                _files(nbs),
+                settings,
+                on_workers,
+                f"grade-{i}-{sub}",
+                key=f"grade-{i}-{sub}",
+                pure=False,
+            ): (sub, nbs)
+            for i, (sub, nbs) in enumerate(todo)
+        }
         try:
             for fut in as_completed(futures):
                 sub, nbs = futures[fut]
                 try:
                     rows, ignored = fut.result()
-                except Exception as why:  # the worker died for good (KilledWorker), or the task raised
+                except (
+                    Exception
+                ) as why:  # the worker died for good (KilledWorker), or the task raised
                     rows, ignored = _died_rows(sub, nbs, why), []
                 record(sub, nbs, rows, ignored)
                 shown(sub, rows)
-        except KeyboardInterrupt:  # the workers kill these tasks' runs (pytest, the kernel and its children)
+        except (
+            KeyboardInterrupt
+        ):  # the workers kill these tasks' runs (pytest, the kernel and its children)
             client.cancel(list(futures))
             with contextlib.suppress(Exception):
                 client.run(grade.stop_task_runs, [f.key for f in futures])

@@ -1,4 +1,5 @@
-"""Compare a hand-written gradient with autograd's: the lecture's ``cmp``, stricter and more helpful.
+"""Compare a hand-written gradient with autograd's: the lecture's ``cmp``, stricter and more
+helpful.
 
 ``cmp(name, dt, t)`` prints the lecture's line::
 
@@ -69,23 +70,42 @@ def _reference(name: str, t: Any) -> torch.Tensor:
     """``t.grad``, or a refusal that says what to call to get it."""
     if not isinstance(t, torch.Tensor):
         what = "None" if t is None else type(t).__name__
-        raise Refused("no-grad", f"the third argument must be the tensor {name} itself (got {what}): "
-                                 f"`cmp('{name}', d{name}, {name})`.")
+        raise Refused(
+            "no-grad",
+            f"the third argument must be the tensor {name} itself (got {what}): "
+            f"`cmp('{name}', d{name}, {name})`.",
+        )
     if not t.requires_grad:
-        raise Refused("no-grad", (
-            f"{name} does not require grad, so autograd has no gradient for it: pass the tensor "
-            f"itself, not `{name}.grad`, and build it from tensors with requires_grad=True."))
+        raise Refused(
+            "no-grad",
+            (
+                f"{name} does not require grad, so autograd has no gradient for it: pass the "
+                f"tensor itself, not `{name}.grad`, and build it from tensors with "
+                "requires_grad=True."
+            ),
+        )
     if not t.is_leaf and not t.retains_grad:
-        raise Refused("no-grad", f"`{name}.grad` is not kept: call `{name}.retain_grad()` before "
-                                 "`loss.backward()`, then run the backward pass again.")
+        raise Refused(
+            "no-grad",
+            f"`{name}.grad` is not kept: call `{name}.retain_grad()` before "
+            "`loss.backward()`, then run the backward pass again.",
+        )
     if t.grad is None:
-        raise Refused("no-grad", f"`{name}.grad` is empty: call `loss.backward()` first (after "
-                                 "setting `p.grad = None` for the parameters).")
+        raise Refused(
+            "no-grad",
+            f"`{name}.grad` is empty: call `loss.backward()` first (after "
+            "setting `p.grad = None` for the parameters).",
+        )
     return t.grad.detach()
 
 
-def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = None,
-           label: str | None = None) -> tuple[torch.Tensor, list[Note]]:
+def answer(
+    name: str,
+    dt: Any,
+    e: torch.Tensor,
+    own_grad: torch.Tensor | None = None,
+    label: str | None = None,
+) -> tuple[torch.Tensor, list[Note]]:
     """The answer as a tensor of ``e``'s dtype and device, with notes on any conversion.
 
     Raises ``Refused`` for an answer that cannot be compared (missing, not a number, or
@@ -94,43 +114,67 @@ def answer(name: str, dt: Any, e: torch.Tensor, own_grad: torch.Tensor | None = 
     label = label or f"d{name}"
     if dt is None or isinstance(dt, EllipsisType):
         what = "the `...`" if dt is ... else "None"
-        kind = ("a number (or a 0-d tensor)" if e.dim() == 0
-                else f"a tensor of shape {fmt_shape(e.shape)}")
+        kind = (
+            "a number (or a 0-d tensor)"
+            if e.dim() == 0
+            else f"a tensor of shape {fmt_shape(e.shape)}"
+        )
         if label == name:  # a value, computed by the learner's code elsewhere
             raise Refused("missing", f"not written yet: {name} is {what}; {kind} is expected.")
         raise Refused("missing", f"not written yet: replace {what} with {label}, {kind}.")
     notes = []
     if isinstance(dt, torch.Tensor):
         if own_grad is not None and dt.numel() and _shares_storage(dt, own_grad):
-            raise Refused("autograd-grad", f"this is autograd's own `{name}.grad`: compute "
-                                           f"{label} by hand from the forward pass.")
+            raise Refused(
+                "autograd-grad",
+                f"this is autograd's own `{name}.grad`: compute "
+                f"{label} by hand from the forward pass.",
+            )
         y = dt.detach()
         if y.layout != torch.strided:
             y = y.to_dense()
     elif isinstance(getattr(dt, "data", None), (int, float)) and not isinstance(dt, (int, float)):
-        # a micrograd-style Value where a number was meant: a name in the formula means another thing
-        raise Refused("wrong", (
-            f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later cell "
-            "has given a name in your formula a new meaning; run this section again from its "
-            "first code cell (or use .data for the number)."))
+        # a micrograd-style Value where a number was meant: a name in the formula means another
+        # thing
+        raise Refused(
+            "wrong",
+            (
+                f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later "
+                "cell has given a name in your formula a new meaning; run this section again from "
+                "its first code cell (or use .data for the number)."
+            ),
+        )
     elif isinstance(dt, (str, bytes, dict, set)) or callable(dt):
-        raise Refused("wrong", f"your {label} is a {type(dt).__name__}, not a tensor: compute it "
-                               "with torch operations.")
+        raise Refused(
+            "wrong",
+            f"your {label} is a {type(dt).__name__}, not a tensor: compute it "
+            "with torch operations.",
+        )
     else:
         try:
             y = torch.as_tensor(_numpy_safe(dt))
         except (TypeError, ValueError, RuntimeError) as exc:
-            raise Refused("wrong", f"your {label} is a {type(dt).__name__} that cannot be made "
-                                   f"into a tensor ({exc}).") from None
+            raise Refused(
+                "wrong",
+                f"your {label} is a {type(dt).__name__} that cannot be made into a tensor ({exc}).",
+            ) from None
         if type(dt).__module__ == "numpy":
-            notes.append(Note("converted", f"your answer was a numpy {type(dt).__name__}, "
-                                           "converted to a tensor"))
+            notes.append(
+                Note(
+                    "converted",
+                    f"your answer was a numpy {type(dt).__name__}, converted to a tensor",
+                )
+            )
     if y.is_complex():
         raise Refused("wrong", f"your {label} is complex ({y.dtype}); it must be real.")
     if y.dtype != e.dtype:
         if y.dtype.is_floating_point and e.dtype.is_floating_point and not notes:
-            notes.append(Note("converted", f"your answer is {_dt(y.dtype)}, compared after "
-                                           f"conversion to {_dt(e.dtype)}"))
+            notes.append(
+                Note(
+                    "converted",
+                    f"your answer is {_dt(y.dtype)}, compared after conversion to {_dt(e.dtype)}",
+                )
+            )
         y = y.to(e.dtype)
     if y.device != e.device:
         y = y.to(e.device)
@@ -148,7 +192,9 @@ def _numpy_safe(x: Any) -> Any:
         try:
             return torch.as_tensor(x, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
-            return torch.as_tensor(x)  # a complex number or a ragged list: refused or explained below
+            return torch.as_tensor(
+                x
+            )  # a complex number or a ragged list: refused or explained below
     return x
 
 
@@ -166,8 +212,9 @@ def _dt(dtype: torch.dtype) -> str:
 # ---------------------------------------------------------------- the judgement
 
 
-def close_enough(y: torch.Tensor, e: torch.Tensor, rtol: float, atol: float,
-                 scale: float = 0.0) -> bool:
+def close_enough(
+    y: torch.Tensor, e: torch.Tensor, rtol: float, atol: float, scale: float = 0.0
+) -> bool:
     """Every element within ``allclose``'s tolerances, or within float rounding.
 
     Rounding is ``ROUNDING`` units of the dtype's epsilon times the larger of the gradient's own
@@ -196,16 +243,28 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
     if y.shape != e.shape:
         dropped = leading_ones_dropped(tuple(y.shape), tuple(e.shape))
         if dropped is None or ctx.strict_shapes:
-            fallback = f"your {ctx.answer} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
+            fallback = (
+                f"your {ctx.answer} has shape {fmt_shape(y.shape)}, expected {fmt_shape(e.shape)}."
+            )
             mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
             notes += _hard_coded(ctx, y.shape, e.shape)
-            return Result(name, False, False, None, mistake, hint, _notes(notes, ctx, False),
-                          compared=(y.detach(), e.detach()))
+            return Result(
+                name,
+                False,
+                False,
+                None,
+                mistake,
+                hint,
+                _notes(notes, ctx, False),
+                compared=(y.detach(), e.detach()),
+            )
         notes.append(Note("keepdim", _keepdim_note(y.shape, e.shape, dropped, ctx)))
         y = y.reshape(e.shape)
     if y.numel() == 0:
         return Result(name, True, True, 0.0, notes=tuple(notes))
-    exact = bool(torch.equal(y, e)) or bool(torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True))
+    exact = bool(torch.equal(y, e)) or bool(
+        torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True)
+    )
     diff = (y - e).abs()
     maxdiff = float(diff.max())
     scale = 0.0
@@ -219,8 +278,18 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
     fallback = f"your {ctx.answer} differs from {ctx.target}."
     mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), fallback)
     worst = _worst(y, e, diff, good, ctx)
-    return Result(name, False, exact, maxdiff, mistake, hint, _notes(notes, ctx, False), worst,
-                  tuple(ctx.missing_uses) if mistake == "missing-path" else (), (y.detach(), e.detach()))
+    return Result(
+        name,
+        False,
+        exact,
+        maxdiff,
+        mistake,
+        hint,
+        _notes(notes, ctx, False),
+        worst,
+        tuple(ctx.missing_uses) if mistake == "missing-path" else (),
+        (y.detach(), e.detach()),
+    )
 
 
 def _notes(notes: list[Note], ctx: Context, ok: bool) -> tuple[Note, ...]:
@@ -241,21 +310,29 @@ def _hard_coded(ctx: Context, ys: torch.Size, es: torch.Size) -> list[Note]:
 def _batch_note(label: str, number: int, here: int | None = None) -> Note:
     """The batch size written as a number: ``here`` is the size it should have had, when another."""
     if here is None:
-        return Note("batch-size", f"your {label} is built with the number {number}, the batch size "
-                                  "here: write `n` (or `X.shape[0]`) instead, so that it holds for "
-                                  "any batch size.")
-    return Note("batch-size", f"your {label} is built with the number {number}, but here that size "
-                              f"is {here} (another batch size): write `n` or `X.shape[0]` instead "
-                              "of a number, so that it holds for any batch.")
+        return Note(
+            "batch-size",
+            f"your {label} is built with the number {number}, the batch size "
+            "here: write `n` (or `X.shape[0]`) instead, so that it holds for "
+            "any batch size.",
+        )
+    return Note(
+        "batch-size",
+        f"your {label} is built with the number {number}, but here that size "
+        f"is {here} (another batch size): write `n` or `X.shape[0]` instead "
+        "of a number, so that it holds for any batch.",
+    )
 
 
 def _keepdim_note(ys: torch.Size, es: torch.Size, dropped: list[int], ctx: Context) -> str:
     axes = fmt_axes(dropped)
     var = ctx.variable or ctx.name
-    return (f"your {ctx.answer} has shape {fmt_shape(ys)} and {var} has shape {fmt_shape(es)}: "
-            f"the size-1 {axes} was dropped. The values are right and broadcast back here, but keep "
-            f"the tensor's shape (`keepdim=True`): a gradient of another shape can broadcast the "
-            f"wrong way in a later step (a (64,) against a (64, 1) gives a (64, 64)).")
+    return (
+        f"your {ctx.answer} has shape {fmt_shape(ys)} and {var} has shape {fmt_shape(es)}: "
+        f"the size-1 {axes} was dropped. The values are right and broadcast back here, but keep "
+        f"the tensor's shape (`keepdim=True`): a gradient of another shape can broadcast the "
+        f"wrong way in a later step (a (64,) against a (64, 1) gives a (64, 64))."
+    )
 
 
 def _safe(fn: Callable[[], tuple[str, str]], fallback: str) -> tuple[str, str]:
@@ -273,13 +350,24 @@ def _safe_scale(ctx: Context) -> float:
         return 0.0
 
 
-def _worst(y: torch.Tensor, e: torch.Tensor, diff: torch.Tensor, good: torch.Tensor,
-           ctx: Context) -> Worst:
+def _worst(
+    y: torch.Tensor, e: torch.Tensor, diff: torch.Tensor, good: torch.Tensor, ctx: Context
+) -> Worst:
     d = torch.nan_to_num(diff.double(), nan=float("inf"))
     flat = int(d.flatten().argmax())
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), y.shape)) if y.dim() else ()
-    return Worst(index, float(y.flatten()[flat]), float(e.flatten()[flat]),
-                 float(d.flatten()[flat]), int((~good).sum()), y.numel(), ctx.source, ctx.argument)
+    index = (
+        tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), y.shape)) if y.dim() else ()
+    )
+    return Worst(
+        index,
+        float(y.flatten()[flat]),
+        float(e.flatten()[flat]),
+        float(d.flatten()[flat]),
+        int((~good).sum()),
+        y.numel(),
+        ctx.source,
+        ctx.argument,
+    )
 
 
 # ---------------------------------------------------------------- what the learner wrote before
@@ -303,8 +391,17 @@ def learner_answer(t: torch.Tensor) -> tuple[str, torch.Tensor, bool] | None:
     return hit[1], hit[2], hit[3]
 
 
-def _context(name: str, t: torch.Tensor, e: torch.Tensor, frame: FrameType | None, loss: Any,
-             n: int | None, rtol: float, atol: float, strict_shapes: bool) -> Context:
+def _context(
+    name: str,
+    t: torch.Tensor,
+    e: torch.Tensor,
+    frame: FrameType | None,
+    loss: Any,
+    n: int | None,
+    rtol: float,
+    atol: float,
+    strict_shapes: bool,
+) -> Context:
     """What the diagnosis may use: batch sizes, the graph around ``t`` and the cell's source."""
     batch = [n] if isinstance(n, int) and n > 1 else []
     batch += [k for k in frame_ints(frame) if k not in batch]
@@ -324,12 +421,19 @@ def _context(name: str, t: torch.Tensor, e: torch.Tensor, frame: FrameType | Non
             facts.append(GraphFacts(t, e, scope(), root))
         return facts[0]
 
-    ctx = Context(name, rtol, atol, batch, strict_shapes=strict_shapes,
-                  paths=lambda: graph().paths(), index_uses=lambda: graph().index_uses(),
-                  terms=lambda: graph().terms(),
-                  scale=lambda: graph().upstream_scale(),
-                  upstream=lambda: graph().given(learner_answer),
-                  swaps=lambda: graph().swaps(scope()))
+    ctx = Context(
+        name,
+        rtol,
+        atol,
+        batch,
+        strict_shapes=strict_shapes,
+        paths=lambda: graph().paths(),
+        index_uses=lambda: graph().index_uses(),
+        terms=lambda: graph().terms(),
+        scale=lambda: graph().upstream_scale(),
+        upstream=lambda: graph().given(learner_answer),
+        swaps=lambda: graph().swaps(scope()),
+    )
     return ctx
 
 
@@ -356,15 +460,25 @@ def _read_source(code: Any) -> str | None:
 def _missing_because(label: str, frame: FrameType | None) -> None:
     """Refuse an answer that is `...` because the learner computed it from another `...`."""
     code = _source_of(frame)
-    if not code or frame is None or re.search(rf"^\s*{re.escape(label)}\s*=\s*(\.\.\.|None)\b", code, re.M):
+    if (
+        not code
+        or frame is None
+        or re.search(rf"^\s*{re.escape(label)}\s*=\s*(\.\.\.|None)\b", code, re.M)
+    ):
         return  # written as `...` here: the plain "not written yet"
-    names = [n for n in source.placeholders_used(code, {**frame.f_globals, **frame.f_locals})
-             if n != label]
+    names = [
+        n
+        for n in source.placeholders_used(code, {**frame.f_globals, **frame.f_locals})
+        if n != label
+    ]
     if names:
         which = " and ".join(names)
         verb = "is" if len(names) == 1 else "are"
-        raise Refused("missing", f"not written yet: your {label} is `...` because {which} {verb} still "
-                                 "`...`: write that first (its cell comes earlier), run it, then this cell again.")
+        raise Refused(
+            "missing",
+            f"not written yet: your {label} is `...` because {which} {verb} still "
+            "`...`: write that first (its cell comes earlier), run it, then this cell again.",
+        )
 
 
 @functools.lru_cache(maxsize=512)
@@ -372,9 +486,14 @@ def _facts(code: str, label: str, batch: int | None) -> source.SourceFacts:
     return source.facts(code, label, batch)
 
 
-def with_source(ctx: Context, code: str | None, label: str, answers: set[str] | None = None,
-                ) -> Context:
-    """``ctx`` with what the learner's code says about ``label`` (``dX``); refuses a copy of ``.grad``.
+def with_source(
+    ctx: Context,
+    code: str | None,
+    label: str,
+    answers: set[str] | None = None,
+) -> Context:
+    """``ctx`` with what the learner's code says about ``label`` (``dX``); refuses a
+    copy of ``.grad``.
 
     ``answers`` are the names of the learner's other answers (an alias of one of them is noted)."""
     if not code:
@@ -383,14 +502,23 @@ def with_source(ctx: Context, code: str | None, label: str, answers: set[str] | 
     facts = _facts(code, label, ctx.batch_sizes[0] if ctx.batch_sizes else None)
     own = facts.reads_grad and facts.reads_grad.split(".")[0] == ctx.variable  # its own .grad
     if facts.reads_grad and (own or facts.runs_autograd):  # or any .grad of a backward run here
-        raise Refused("autograd-grad", f"your {label} is a copy of autograd's `{facts.reads_grad}`: "
-                                       "compute it by hand from the forward pass.")
+        raise Refused(
+            "autograd-grad",
+            f"your {label} is a copy of autograd's `{facts.reads_grad}`: "
+            "compute it by hand from the forward pass.",
+        )
     ctx.facts = facts
     if facts.alias_of and facts.alias_of in (answers or ()):
-        ctx.notes.append(Note("alias", (
-            f"`{label} = {facts.alias_of}` makes one tensor with two names, so changing {label} in "
-            f"place changed {facts.alias_of} too, which no longer holds what you checked: start "
-            f"from `{facts.alias_of}.clone()`.")))
+        ctx.notes.append(
+            Note(
+                "alias",
+                (
+                    f"`{label} = {facts.alias_of}` makes one tensor with two names, so changing "
+                    f"{label} in place changed {facts.alias_of} too, which no longer holds what "
+                    f"you checked: start from `{facts.alias_of}.clone()`."
+                ),
+            )
+        )
     if facts.batch_literals and not ctx.fail_notes:
         ctx.fail_notes.append(_batch_note(label, facts.batch_literals[0]))
     return ctx
@@ -401,9 +529,18 @@ def with_source(ctx: Context, code: str | None, label: str, answers: set[str] | 
 _RESULTS: dict[str, tuple[Result, int]] = {}
 
 
-def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int | None = None,
-        rtol: float = RTOL, atol: float = ATOL, strict_shapes: bool = False,
-        quiet: bool = False) -> Result:
+def cmp(
+    name: str,
+    dt: Any,
+    t: Any,
+    *,
+    loss: torch.Tensor | None = None,
+    n: int | None = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    strict_shapes: bool = False,
+    quiet: bool = False,
+) -> Result:
     """Check the hand-written gradient ``dt`` against ``t.grad`` and print the lecture's line.
 
     ``loss`` (the scalar the backward pass started from) and ``n`` (the batch size) sharpen the
@@ -424,8 +561,13 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
         ctx.answer_label, ctx.notes = label, notes
         ctx = with_source(ctx, _source_of(frame), label, {a[1] for a in _ANSWERS.values()})
         if isinstance(dt, torch.Tensor) and not (dt.is_floating_point() or dt.is_complex()):
-            ctx.fail_notes.append(Note("dtype", f"your {label} is {_dt(dt.dtype)}, which cannot hold "
-                                                "fractions: make it a float tensor."))
+            ctx.fail_notes.append(
+                Note(
+                    "dtype",
+                    f"your {label} is {_dt(dt.dtype)}, which cannot hold "
+                    "fractions: make it a float tensor.",
+                )
+            )
         res = judge(name, y, e, ctx)
         _remember(t, label, y.reshape(e.shape) if y.numel() == e.numel() else y, res.ok)
         return res
@@ -433,8 +575,16 @@ def cmp(name: str, dt: Any, t: Any, *, loss: torch.Tensor | None = None, n: int 
     return record(guarded(name, label, check), quiet)
 
 
-def check_value(name: str, value: Any, expected: torch.Tensor, *, source: str, rtol: float = RTOL,
-                atol: float = ATOL, quiet: bool = False) -> Result:
+def check_value(
+    name: str,
+    value: Any,
+    expected: torch.Tensor,
+    *,
+    source: str,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    quiet: bool = False,
+) -> Result:
     """Check a computed value that is not a gradient (an optimiser's new parameter, a running
     average) against ``expected``, which comes from ``source`` (say "torch.optim.AdamW"). Prints
     the same line as ``cmp``; the messages compare it with "the value from <source>". Never raises
@@ -458,8 +608,14 @@ def guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
     except Refused as why:
         return Result(name, False, False, None, why.mistake, why.hint)
     except Exception as exc:
-        return Result(name, False, False, None, "wrong",
-                      f"could not compare {label} ({type(exc).__name__}: {exc}).")
+        return Result(
+            name,
+            False,
+            False,
+            None,
+            "wrong",
+            f"could not compare {label} ({type(exc).__name__}: {exc}).",
+        )
 
 
 def record(res: Result, quiet: bool = False) -> Result:
@@ -504,14 +660,15 @@ _EXPECTED: list[str] = []
 # with alpha read on light and dark themes alike.
 _RULE = "rgba(128,128,128,0.55)"  # under the head
 _STRIPE = "rgba(128,128,128,0.10)"  # every second row, as JupyterLab stripes them
-_TABLE = ("border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;"
-          "text-align:left")
+_TABLE = "border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;text-align:left"
 _CELL = "padding:0.5em;border:none;line-height:normal"
 
 
 def _th(text: str, align: str = "left") -> str:
-    return (f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{_CELL};"
-            f"border-bottom:1px solid {_RULE}'>{text}</th>")
+    return (
+        f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{_CELL};"
+        f"border-bottom:1px solid {_RULE}'>{text}</th>"
+    )
 
 
 def _td(content: str, align: str = "left", style: str = "") -> str:
@@ -576,7 +733,10 @@ class Summary:
         lines = [head, "-" * len(head)]
         for r, tries in self.rows:
             md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
-            lines.append(f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} {md:>10s} {tries:>5d} {_hints(r):>5s}")
+            lines.append(
+                f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} "
+                f"{md:>10s} {tries:>5d} {_hints(r):>5s}"
+            )
         lines += [f"{n:16s} {'· not run yet':14s}" for n in self.unreached]
         lines.append(self._tail())
         return "\n".join(lines)
@@ -591,20 +751,38 @@ class Summary:
             text = r.hint if not r.ok else "; ".join(f"{n.word}: {n.text}" for n in r.notes)
             rows.append(
                 _td(f"<code>{html.escape(r.name)}</code>")
-                + _td(f"{_mark(r)} {html.escape(_status(r))}",
-                      style=f";white-space:nowrap;color:{colour};font-weight:bold")
-                + _td(md, "right") + _td(str(tries), "right") + _td(_hints(r), "right")
-                + _td(code_html(text or "")))
+                + _td(
+                    f"{_mark(r)} {html.escape(_status(r))}",
+                    style=f";white-space:nowrap;color:{colour};font-weight:bold",
+                )
+                + _td(md, "right")
+                + _td(str(tries), "right")
+                + _td(_hints(r), "right")
+                + _td(code_html(text or ""))
+            )
         for n in self.unreached:
-            rows.append(_td(f"<code>{html.escape(n)}</code>")
-                        + _td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
-                        + _td("", "right") + _td("0", "right") + _td("", "right") + _td(""))
-        head = (_th("check") + _th("status") + _th("maxdiff", "right") + _th("tries", "right")
-                + _th("hints", "right") + _th("hint"))
+            rows.append(
+                _td(f"<code>{html.escape(n)}</code>")
+                + _td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
+                + _td("", "right")
+                + _td("0", "right")
+                + _td("", "right")
+                + _td("")
+            )
+        head = (
+            _th("check")
+            + _th("status")
+            + _th("maxdiff", "right")
+            + _th("tries", "right")
+            + _th("hints", "right")
+            + _th("hint")
+        )
         body = "".join(_tr(k, row) for k, row in enumerate(rows))
-        return (f"<table style='{_TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
-                f"</thead><tbody>{body}</tbody></table>"
-                f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map())
+        return (
+            f"<table style='{_TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
+            f"</thead><tbody>{body}</tbody></table>"
+            f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map()
+        )
 
     def map(self) -> str:
         """Notebook 03: the network as SVG, each node coloured by its check (``checks.draw``);
@@ -622,7 +800,9 @@ class Summary:
             if r is not None:
                 node.state = r.state
                 node.word = "" if r.ok or r.state == "missing" else (r.mistake or "fail")
-                said = (r.hint or "") if not r.ok else ("; ".join(n.text for n in r.notes) or "pass")
+                said = (
+                    (r.hint or "") if not r.ok else ("; ".join(n.text for n in r.notes) or "pass")
+                )
                 node.tip = f"{node.tip}\n{r.status}: {said}" if node.tip else f"{r.status}: {said}"
             elif node.id in self.unreached:
                 node.tip = "not run yet"

@@ -2,9 +2,9 @@
 
 The data is ``names.txt`` from Andrej Karpathy's makemore repository (32,033 lowercase
 names). It lives in ``DATA_DIR`` (the checkout's ``data/`` folder, in an installed wheel the
-user's cache folder, or ``$WORKBOOK_DATA_DIR``), is fetched from ``NAMES_URL`` (or ``$WORKBOOK_NAMES_URL``) when
-missing, and is always checked against ``NAMES_SHA256``. The dataset construction and
-the 80/10/10 split reproduce the lecture exactly.
+user's cache folder, or ``$WORKBOOK_DATA_DIR``), is fetched from ``NAMES_URL`` (or
+``$WORKBOOK_NAMES_URL``) when missing, and is always checked against ``NAMES_SHA256``. The
+dataset construction and the 80/10/10 split reproduce the lecture exactly.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ NAMES_FILENAME = "names.txt"
 NAMES_URL = "https://raw.githubusercontent.com/karpathy/makemore/master/names.txt"
 NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"
 DOWNLOAD_TIMEOUT = 20.0  # seconds
+
 
 def _data_dir() -> Path:
     """The data folder, honouring ``$WORKBOOK_DATA_DIR`` at call time."""
@@ -100,14 +101,11 @@ def _download(url: str, target: Path) -> None:
     ) as exc:
         raise DataUnavailableError(
             f"{target.name} is not in {target.parent} and downloading it from {url} "
-            f"failed ({type(exc).__name__}: {exc}).\n"
-            + _manual_instructions(url, target)
+            f"failed ({type(exc).__name__}: {exc}).\n" + _manual_instructions(url, target)
         ) from None  # the message names the error; urllib's long traceback would bury it
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".part"
-    )
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -190,9 +188,7 @@ def build_dataset(
             try:
                 ix = stoi[ch]
             except KeyError:
-                raise KeyError(
-                    f"character {ch!r} of word {w!r} is not in stoi"
-                ) from None
+                raise KeyError(f"character {ch!r} of word {w!r} is not in stoi") from None
             X.append(context)
             Y.append(ix)
             context = context[1:] + [ix]

@@ -21,20 +21,32 @@ import torch
 MISTAKES: dict[str, str] = {
     "missing": "nothing written yet: the answer is None or `...`",
     "nan": "the answer holds NaN or infinity where the gradient is finite",
-    "shape": "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong axis, a missing sum)",
+    "shape": (
+        "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong "
+        "axis, a missing sum)"
+    ),
     "transpose": "the right values, transposed",
     "sign": "exactly the negative of the gradient",
     "scale": "the gradient times a constant factor (often the batch size or its inverse)",
-    "bessel": "off by n/(n-1) or (n-1)/n: Bessel's correction used where it should not be, or left out",
-    "missing-path": "the tensor feeds several operations and the answer holds only some of their contributions",
+    "bessel": (
+        "off by n/(n-1) or (n-1)/n: Bessel's correction used where it should not be, or left out"
+    ),
+    "missing-path": (
+        "the tensor feeds several operations and the answer holds only some of their contributions"
+    ),
     "accumulate": "rows used several times were overwritten instead of summed (scatter-add)",
     "autograd-grad": "the answer is autograd's own `.grad` tensor, not a hand-written gradient",
     "upstream": "the step is right, but it was taken from an earlier answer that is wrong",
-    "operand": "a rule applied with the wrong operand: another tensor where the forward input belongs",
+    "operand": (
+        "a rule applied with the wrong operand: another tensor where the forward input belongs"
+    ),
     "alias": "two names for one tensor: an in-place change through one changed the other",
     "mask": "a softmax's mask applied after it (rows that no longer sum to 1) or not at all",
     "wrong": "anything else: the values differ in no recognisable way",
-    "no-grad": "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, not the answer)",
+    "no-grad": (
+        "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, "
+        "not the answer)"
+    ),
 }
 
 
@@ -66,7 +78,9 @@ class Context:
     rtol: float = 1e-5
     atol: float = 1e-8
     batch_sizes: list[int] = field(default_factory=list)
-    source: str = "autograd"  # where the expected value comes from: "autograd", "central difference"
+    source: str = (
+        "autograd"  # where the expected value comes from: "autograd", "central difference"
+    )
     # Lazily computed graph facts: (label, contribution or None) for each use of the tensor,
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
@@ -112,7 +126,8 @@ class Context:
 
 
 def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | None:
-    """The axes when ``ys`` is ``es`` without its leading size-1 axes ((64,) for (1, 64)), else None.
+    """The axes when ``ys`` is ``es`` without its leading size-1 axes ((64,) for (1, 64)),
+    else None.
 
     Such an answer broadcasts back to exactly ``es``. Nothing else does: (32,) for (32, 1) lines up
     with the wrong axis, and an extra axis ((1, 27) for (27,)) makes a parameter update grow.
@@ -129,7 +144,10 @@ def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] 
 def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
     """Mistake and hint for an answer whose shape differs from the tensor's."""
     ys, es = tuple(y.shape), tuple(e.shape)
-    yours = f"your {ctx.answer} has shape {fmt_shape(ys)} but {ctx.target if ctx.value else ctx.tensor} has shape {fmt_shape(es)}"
+    yours = (
+        f"your {ctx.answer} has shape {fmt_shape(ys)} but "
+        f"{ctx.target if ctx.value else ctx.tensor} has shape {fmt_shape(es)}"
+    )
     if y.numel() == 1 and e.numel() > 1:
         what = "it must have that shape" if ctx.value else "a gradient has its tensor's shape"
         return "shape", f"{yours}: {what}, one number per element."
@@ -138,23 +156,43 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         perms = [perm for perm in permutations(range(y.dim())) if tuple(ys[p] for p in perm) == es]
         for perm in perms:
             if close(y.permute(perm), e, ctx.rtol, ctx.atol):
-                how = "use `.T` or swap the operands of the matrix product" if y.dim() == 2 else f"permute{perm}"
+                how = (
+                    "use `.T` or swap the operands of the matrix product"
+                    if y.dim() == 2
+                    else f"permute{perm}"
+                )
                 return "transpose", f"{yours}: the values are right but transposed; {how}."
-        how = "check the order of the operands of the matrix product" if y.dim() == 2 else f"as if permuted by {perms[0]}"
-        return "shape", f"{yours}: that is its shape transposed ({how}){_after_permute(y.permute(perms[0]), e, ctx)}."
+        how = (
+            "check the order of the operands of the matrix product"
+            if y.dim() == 2
+            else f"as if permuted by {perms[0]}"
+        )
+        return (
+            "shape",
+            f"{yours}: that is its shape transposed ({how})"
+            f"{_after_permute(y.permute(perms[0]), e, ctx)}.",
+        )
 
-    for full, short, what, fix in ((es, ys, "the size-1 {} was dropped", "sum with keepdim=True"),
-                                   (ys, es, "it has an extra size-1 {}", "sum without keepdim")):
+    for full, short, what, fix in (
+        (es, ys, "the size-1 {} was dropped", "sum with keepdim=True"),
+        (ys, es, "it has an extra size-1 {}", "sum without keepdim"),
+    ):
         ones = _dropped_ones(full, short)
         if ones is not None:
             tail = " (the values are right)" if close(y.reshape(es), e, ctx.rtol, ctx.atol) else ""
-            return "shape", f"{yours}: {what.format(fmt_axes(ones))}{tail}; {fix} or reshape to {fmt_shape(es)}."
+            return (
+                "shape",
+                f"{yours}: {what.format(fmt_axes(ones))}{tail}; {fix} or reshape to "
+                f"{fmt_shape(es)}.",
+            )
 
     axes = _broadcast_axes(ys, es)
     if axes is not None:
         keep = len(ys) == len(es)
         fixed = y.sum(dim=axes, keepdim=keep)
-        right = close(fixed.reshape(es), e, ctx.rtol, ctx.atol) if fixed.numel() == e.numel() else False
+        right = (
+            close(fixed.reshape(es), e, ctx.rtol, ctx.atol) if fixed.numel() == e.numel() else False
+        )
         tail = ", and then it matches" if right else ""
         kd = ", keepdim=True" if keep else ""
         return "shape", (
@@ -165,7 +203,11 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
     if len(ys) == len(es):
         summed = [i for i in range(len(es)) if ys[i] == 1 and es[i] != 1]
         needed = [i for i in range(len(es)) if es[i] == 1 and ys[i] != 1]
-        if summed and needed and all(ys[i] == es[i] for i in range(len(es)) if i not in summed + needed):
+        if (
+            summed
+            and needed
+            and all(ys[i] == es[i] for i in range(len(es)) if i not in summed + needed)
+        ):
             return "shape", (
                 f"{yours}: you summed over {fmt_axes(summed)}, but {ctx.answer} needs "
                 f"the sum over {fmt_axes(needed)} (the axis it was broadcast along)."
@@ -175,39 +217,50 @@ def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str,
         summed_axis, needed = wrong_axis
         kd = ", keepdim=True" if len(es) == len(ys) + 1 else ""
         return "shape", (
-            f"{yours}: you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along {fmt_axes(needed)}, "
-            f"so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
+            f"{yours}: you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along "
+            f"{fmt_axes(needed)}, so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
         )
 
     if y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol):
         var = ctx.variable
         shape = f"{var}.shape" if var else ", ".join(map(str, es))
-        return "shape", f"{yours}: the values are right, so view them back into {ctx.tensor}'s shape (`.view({shape})`)."
+        return (
+            "shape",
+            f"{yours}: the values are right, so view them back into {ctx.tensor}'s shape "
+            f"(`.view({shape})`).",
+        )
 
-    differ = [i for i in range(max(len(ys), len(es))) if i >= len(ys) or i >= len(es) or ys[i] != es[i]]
+    differ = [
+        i for i in range(max(len(ys), len(es))) if i >= len(ys) or i >= len(es) or ys[i] != es[i]
+    ]
     if len(ys) == len(es) - 1:
-        gone = [b for b in range(len(es)) if es[:b] + es[b + 1:] == ys]
+        gone = [b for b in range(len(es)) if es[:b] + es[b + 1 :] == ys]
         if gone:
             return "shape", (
                 f"{yours}: axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
                 f"{ctx.tensor} was not broadcast along it, so {ctx.answer} needs no sum there."
             )
-    if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1:] == es[1:]:
+    if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1 :] == es[1:]:
         return "shape", (
-            f"{yours}: if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} into the row of "
-            f"{ctx.tensor} it came from, with `index_add_`, to get shape {fmt_shape(es)}."
+            f"{yours}: if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} "
+            f"into the row of {ctx.tensor} it came from, with `index_add_`, to get shape "
+            f"{fmt_shape(es)}."
         )
     if len(ys) == len(es) and all(ys[i] == 1 for i in differ):
         sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
         return "shape", (
             f"{yours}: {ctx.tensor} has {sizes}, so {ctx.answer} needs one entry for each of them; "
-            f"if a sum produced this in the forward pass, broadcast it back (e.g. `torch.ones_like({ctx.tensor}) * ...`)."
+            "if a sum produced this in the forward pass, broadcast it back "
+            f"(e.g. `torch.ones_like({ctx.tensor}) * ...`)."
         )
     if len(ys) != len(es):
         plural = "s" if len(ys) != 1 else ""
         return "shape", f"{yours}: it has {len(ys)} dimension{plural} where {len(es)} are expected."
     sizes = "; ".join(f"{ys[i]} vs {es[i]}" for i in differ)
-    return "shape", f"{yours}: {fmt_axes(differ)} differ{'s' if len(differ) == 1 else ''} ({sizes})."
+    return (
+        "shape",
+        f"{yours}: {fmt_axes(differ)} differ{'s' if len(differ) == 1 else ''} ({sizes}).",
+    )
 
 
 def _dropped_ones(full: tuple[int, ...], short: tuple[int, ...]) -> list[int] | None:
@@ -237,12 +290,16 @@ def _broadcast_axes(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] | Non
     return sorted(set(axes)) or None
 
 
-def _summed_without_keepdim(ys: tuple[int, ...], es: tuple[int, ...]) -> tuple[int, list[int]] | None:
-    """(b, axes) when ``ys`` is a gradient summed over axis b (dropped) instead of the broadcast ``axes``.
+def _summed_without_keepdim(
+    ys: tuple[int, ...], es: tuple[int, ...]
+) -> tuple[int, list[int]] | None:
+    """(b, axes) when ``ys`` is a gradient summed over axis b (dropped) instead of the
+    broadcast ``axes``.
 
-    The axes are those of the broadcast gradient, which has one axis more than ``ys``. That is ``es``'s
-    own number of axes, or, for a 1-D tensor like a bias, the 2-D output it was added to; a tensor of
-    two or more axes is rarely broadcast to more, so its shape mistakes are explained otherwise.
+    The axes are those of the broadcast gradient, which has one axis more than ``ys``. That is
+    ``es``'s own number of axes, or, for a 1-D tensor like a bias, the 2-D output it was added to; a
+    tensor of two or more axes is rarely broadcast to more, so its shape mistakes are explained
+    otherwise.
     """
     if not (len(es) == len(ys) + 1 or len(es) == len(ys) == 1):
         return None
@@ -264,7 +321,8 @@ def _axes_arg(axes: Sequence[int]) -> str:
 
 
 def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
-    """What the answer is once permuted into ``e``'s shape: a factor of the gradient, or else a plain difference."""
+    """What the answer is once permuted into ``e``'s shape: a factor of the gradient, or else a
+    plain difference."""
     if close(-yp, e, ctx.rtol, ctx.atol):
         return f"; transposed back, it is the negative of {ctx.target}"
     c = _uniform_factor(yp, e, ctx)
@@ -284,7 +342,10 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
     if bool(bad.any()):
         kind = "NaN" if bool(torch.isnan(y[bad]).any()) else "infinite"
         if y.dim() == 0:
-            return "nan", f"your {ctx.answer} is {kind}: look for 0/0, the log of 0 or a division by zero."
+            return (
+                "nan",
+                f"your {ctx.answer} is {kind}: look for 0/0, the log of 0 or a division by zero.",
+            )
         first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
         return "nan", (
             f"your {ctx.answer} has {int(bad.sum())} {kind} value(s), the first at index {first}: "
@@ -296,26 +357,46 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
         if found:
             return found
     if e.numel() and not bool(y.any()) and bool(e.any()) and not single:
-        return "wrong", f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula."
+        return (
+            "wrong",
+            f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula.",
+        )
     if close(-y, e, rt, at):
-        fix = "check the signs in your formula" if ctx.value else "check the sign of each local derivative"
+        fix = (
+            "check the signs in your formula"
+            if ctx.value
+            else "check the sign of each local derivative"
+        )
         return "sign", f"your {ctx.answer} is exactly the negative of {ctx.target}: {fix}."
     if y.dim() == 2 and y.shape[0] == y.shape[1] > 1 and close(y.T, e, rt, at):
-        return "transpose", f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix product or use `.T`."
+        return (
+            "transpose",
+            f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix "
+            "product or use `.T`.",
+        )
     # The graph tests cost the most, so they come last, except for a single number, where any wrong
-    # answer is some factor times the right one and only the graph can tell a missing path from a factor.
-    order = ((_operand, _missing_path, _accumulate, _scale) if single
-             else (_operand, _scale, _missing_path, _accumulate))
+    # answer is some factor times the right one and only the graph can tell a missing path from a
+    # factor.
+    order = (
+        (_operand, _missing_path, _accumulate, _scale)
+        if single
+        else (_operand, _scale, _missing_path, _accumulate)
+    )
     for test in order:
         found = test(y, e, ctx)
         if found:
             mistake, hint = found
             return mistake, hint + (_unmeasured(ctx) if single and mistake == "scale" else "")
-    if single:  # the numbers follow in the worst element's sentence (``Result.where``): a hint states no expected value
+    # the numbers follow in the worst element's sentence (``Result.where``): a hint states no
+    # expected value
+    if single:
         whence = "" if ctx.value else f" (from {ctx.source})"
         hint = f"your {ctx.answer} is not {ctx.target}{whence}: re-derive it step by step."
     else:
-        hint = f"your {ctx.answer} differs from {ctx.target} in no recognisable way: re-derive it step by step."
+        hint = (
+            f"your {ctx.answer} differs from {ctx.target} in no recognisable way: "
+            "re-derive it step by step."
+        )
     return "wrong", hint + _unmeasured(ctx)
 
 
@@ -338,11 +419,14 @@ def simple_factor(c: float, batch: Sequence[int]) -> bool:
 
 
 def _batch_factors(batch: Sequence[int]) -> list[float]:
-    return [k for n in batch if n > 1 for k in (n, 1 / n, n - 1, 1 / (n - 1), n / (n - 1), (n - 1) / n)]
+    return [
+        k for n in batch if n > 1 for k in (n, 1 / n, n - 1, 1 / (n - 1), n / (n - 1), (n - 1) / n)
+    ]
 
 
 def _uniform_factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> float | None:
-    """The constant c with y = c * e (least squares, then checked), if there is one and it is not 1."""
+    """The constant c with y = c * e (least squares, then checked), if there is one and
+    it is not 1."""
     yd, ed = y.double().flatten(), e.double().flatten()
     den = float(ed @ ed)
     if den == 0.0 or not math.isfinite(den):
@@ -361,7 +445,9 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
     if c is None:
         return None
     k = _bessel_n(c)
-    if k is not None and (k in ctx.batch_sizes or (not ctx.batch_sizes and k <= max(e.shape, default=0))):
+    if k is not None and (
+        k in ctx.batch_sizes or (not ctx.batch_sizes and k <= max(e.shape, default=0))
+    ):
         ratio = f"{k}/{k - 1}" if c > 1 else f"{k - 1}/{k}"
         use = "1/(n-1)" if c < 1 else "1/n"
         return "bessel", (
@@ -369,7 +455,9 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
             f"Bessel's correction is off; the forward pass uses {use}, so the backward must too."
         )
     if e.numel() == 1 and not simple_factor(c, ctx.batch_sizes):
-        return None  # a single number is always some multiple of the right one: only a simple factor says anything
+        # a single number is always some multiple of the right one: only a simple factor says
+        # anything
+        return None
     words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target)
     return "scale", f"your {ctx.answer} is {words}: {advice}."
 
@@ -387,7 +475,8 @@ def _bessel_n(c: float) -> int | None:
 
 
 def _factor_words(c: float, batch: Sequence[int], of: str = "the gradient") -> tuple[str, str]:
-    """How ``c`` times ``of`` reads ("-2 times the gradient (...)", "1/32 of the gradient, and 32 is ..."), and what to do."""
+    """How ``c`` times ``of`` reads ("-2 times the gradient (...)", "1/32 of the gradient, and 32
+    is ..."), and what to do."""
     frac = Fraction(c).limit_denominator(1000)
     mag = abs(frac)
     exact = abs(float(frac) - c) <= 1e-4 * abs(c)
@@ -405,14 +494,22 @@ def _factor_words(c: float, batch: Sequence[int], of: str = "the gradient") -> t
         size = f"{mag} {'times' if mag > 1 else 'of'} the size"
     if c < 0:
         out += f" (the sign flipped, and {size})"
-    for n in (batch if exact else ()):
+    for n in batch if exact else ():
         if mag == n:
-            return out + f", and {n} is the batch size n", "a 1/n is missing (a mean over the batch divides by n)"
+            return (
+                out + f", and {n} is the batch size n",
+                "a 1/n is missing (a mean over the batch divides by n)",
+            )
         if mag == Fraction(1, n):
             return out + f", and {n} is the batch size n", "there is one 1/n too many"
         if mag in (n - 1, Fraction(1, n - 1)):
-            return out + f", and {n - 1} is n-1 for the batch size n={n}", "a 1/(n-1) is missing or one too many"
-    return out, ("check the sign and " if c < 0 else "") + "find the missing or extra constant factor"
+            return (
+                out + f", and {n - 1} is n-1 for the batch size n={n}",
+                "a 1/(n-1) is missing or one too many",
+            )
+    return out, (
+        "check the sign and " if c < 0 else ""
+    ) + "find the missing or extra constant factor"
 
 
 def _named(label: str) -> str:
@@ -435,7 +532,8 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
     elif unknown:
         return None
     elif not _adds_up(contribs, e):
-        return None  # the contributions are not those of this gradient (another backward pass): do not guess
+        # the contributions are not those of this gradient (another backward pass): do not guess
+        return None
     labels = [label for label, _ in paths]
     k = len(paths)
     for size in range(1, k):
@@ -446,8 +544,9 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
                 miss = " and ".join(labels[i] for i in range(k) if i not in subset)
                 ctx.missing_uses = [_named(labels[i]) for i in range(k) if i not in subset]
                 return "missing-path", (
-                    f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} holds only the "
-                    f"contribution through {have}: add the one through {miss} (`+=`)."
+                    f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} "
+                    f"holds only the contribution through {have}: add the one through {miss} "
+                    "(`+=`)."
                 )
     found = _one_path_off(y, e, contribs, labels, ctx)
     if found is None and ctx.terms is not None:  # a slip inside one term of a fused formula
@@ -472,32 +571,38 @@ _SLOT = re.compile(r"^input \d+ of ")
 
 
 def slot_label(slot: int, label: str) -> str:
-    """The label of one input of an operation that takes the tensor twice (``a * a``): "input 1 of `L` (mul)"."""
+    """The label of one input of an operation that takes the tensor twice (``a * a``):
+    "input 1 of `L` (mul)"."""
     return f"input {slot + 1} of {label}"
 
 
 def _uses_phrase(name: str, labels: list[str]) -> str:
-    """"x feeds 2 operations (...)", or "x is used 2 times (...)" when one operation takes it twice."""
+    """ "x feeds 2 operations (...)", or "x is used 2 times (...)" when one operation
+    takes it twice."""
     ops = len({_SLOT.sub("", label) for label in labels})
     what = f"feeds {ops} operations" if ops == len(labels) else f"is used {len(labels)} times"
     return f"{name} {what} ({', '.join(labels)})"
 
 
 def _unmeasured(ctx: Context) -> str:
-    """A sentence for a tensor with several uses whose contributions could not be measured, else ""."""
+    """A sentence for a tensor with several uses whose contributions could not be
+    measured, else ""."""
     paths = ctx.paths() if ctx.paths is not None else []
     if len(paths) < 2 or sum(c is None for _, c in paths) < 2:
         return ""
     return (
-        f" Note: {_uses_phrase(ctx.variable or 'its input', [label for label, _ in paths])}, and cmp cannot tell whether one of their "
-        "contributions is missing: the backward pass freed the graph, so it cannot measure each contribution "
+        f" Note: {_uses_phrase(ctx.variable or 'its input', [label for label, _ in paths])}, "
+        "and cmp cannot tell whether one of their contributions is missing: the backward pass "
+        "freed the graph, so it cannot measure each contribution "
         "(backward(retain_graph=True) would let it)."
     )
 
 
-def _one_path_off(y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor], labels: list[str],
-                  ctx: Context) -> tuple[str, str] | None:
-    """The answer as a weighted sum of the paths' contributions, with one weight wrong (a sign, a factor)."""
+def _one_path_off(
+    y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor], labels: list[str], ctx: Context
+) -> tuple[str, str] | None:
+    """The answer as a weighted sum of the paths' contributions, with one weight wrong
+    (a sign, a factor)."""
     scale = float(e.double().norm())
     keep = [i for i, c in enumerate(contribs) if float(c.double().norm()) > 1e-6 * scale]
     if len(keep) < 2:
@@ -505,10 +610,14 @@ def _one_path_off(y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor]
     A = torch.stack([contribs[i].double().flatten() for i in keep], 1)
     yd = y.double().flatten()
     if yd.numel() <= len(keep):
-        off = _one_weight_off(A, yd, ctx)  # too few numbers to fit every weight: try one weight at a time
+        off = _one_weight_off(
+            A, yd, ctx
+        )  # too few numbers to fit every weight: try one weight at a time
     else:
         coef = torch.linalg.lstsq(A, yd.unsqueeze(1)).solution.flatten()
-        if float((A @ coef - yd).norm()) > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(yd.numel()):
+        if float((A @ coef - yd).norm()) > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(
+            yd.numel()
+        ):
             return None
         off = [(j, float(a)) for j, a in enumerate(coef) if abs(float(a) - 1) > 1e-3]
     if len(off) != 1:
@@ -522,8 +631,8 @@ def _one_path_off(y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor]
     if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes):
         ratio = f"{n}/{n - 1}" if a > 1 else f"{n - 1}/{n}"
         return "bessel", (
-            f"your {ctx.answer} is right except that {where} is {ratio} times what it should be (n={n}): "
-            "use the same 1/(n-1) or 1/n there as the forward pass does."
+            f"your {ctx.answer} is right except that {where} is {ratio} times what it should "
+            f"be (n={n}): use the same 1/(n-1) or 1/n there as the forward pass does."
         )
     if 1e-3 <= abs(a) <= 1e4:
         words, advice = _factor_words(a, ctx.batch_sizes, of="what it should be")
@@ -532,7 +641,8 @@ def _one_path_off(y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor]
 
 
 def _one_weight_off(A: torch.Tensor, yd: torch.Tensor, ctx: Context) -> list[tuple[int, float]]:
-    """(column, weight) for each column whose weight alone, at a simple value, explains ``yd``; the others weigh 1."""
+    """(column, weight) for each column whose weight alone, at a simple value, explains ``yd``;
+    the others weigh 1."""
     found = []
     tol = 1e-4 * float(yd.abs().max()) + ctx.atol
     for j in range(A.shape[1]):
@@ -543,7 +653,9 @@ def _one_weight_off(A: torch.Tensor, yd: torch.Tensor, ctx: Context) -> list[tup
         if fits and abs(a - 1) > 1e-3 and (abs(a + 1) < 1e-3 or simple_factor(a, ctx.batch_sizes)):
             found.append((j, a))
     signs = [(j, a) for j, a in found if abs(a + 1) < 1e-3]
-    return signs if len(signs) == 1 else found  # one path with its sign flipped is the likeliest slip
+    return (
+        signs if len(signs) == 1 else found
+    )  # one path with its sign flipped is the likeliest slip
 
 
 def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
@@ -553,7 +665,9 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
         return ("accumulate", _indexed_add_hint(ctx, said)) if said and y.dim() else None
     for idx in ctx.index_uses():
         counts = torch.bincount(idx.flatten(), minlength=y.shape[0])[: y.shape[0]]
-        row_bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol).reshape(y.shape[0], -1).all(dim=1)
+        row_bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol).reshape(y.shape[0], -1).all(
+            dim=1
+        )
         if bool(row_bad.any()) and not bool((row_bad & (counts <= 1)).any()):
             rows = torch.nonzero(row_bad).flatten().tolist()
             if said:
@@ -561,7 +675,8 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
             return "accumulate", (
                 f"rows {_short_list(rows)} of your {ctx.answer} are wrong, and each was used more "
                 "than once: sum the gradients of every use (`index_add_`, or `+=` in a loop over "
-                "the positions) instead of overwriting.")
+                "the positions) instead of overwriting."
+            )
     return None
 
 
@@ -578,7 +693,11 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
     if e.dim() < 2 or e.shape[-1] < 2 or not e.is_floating_point() or bool((e < 0).any()):
         return None
     masked = e == 0
-    if not bool(masked.any()) or not close(e.sum(-1), torch.ones_like(e[..., 0]), 1e-4, 1e-4) or bool((y < 0).any()):
+    if (
+        not bool(masked.any())
+        or not close(e.sum(-1), torch.ones_like(e[..., 0]), 1e-4, 1e-4)
+        or bool((y < 0).any())
+    ):
         return None
 
     def rescaled(t: torch.Tensor) -> torch.Tensor:
@@ -586,13 +705,19 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
 
     where = "the scores before the softmax (`masked_fill(~mask, float('-inf'))`)"
     sums = y.sum(-1)
-    uneven = float(sums.max() - sums.min()) > 1e-3  # a mask after the softmax leaves each row its own sum
+    uneven = (
+        float(sums.max() - sums.min()) > 1e-3
+    )  # a mask after the softmax leaves each row its own sum
     if not bool(y[masked].any()) and uneven and close(rescaled(y), e, ctx.rtol, ctx.atol):
-        return "mask", (f"your {ctx.answer} is 0 where the mask is, but its rows sum to less than 1: the mask "
-                        f"came after the softmax. Mask {where}, so that each row's weights sum to 1.")
+        return "mask", (
+            f"your {ctx.answer} is 0 where the mask is, but its rows sum to less than 1: the mask "
+            f"came after the softmax. Mask {where}, so that each row's weights sum to 1."
+        )
     if bool(y[masked].any()) and close(rescaled(y.masked_fill(masked, 0.0)), e, ctx.rtol, ctx.atol):
-        return "mask", (f"your {ctx.answer} puts weight where the mask is (positions a query may not see): "
-                        f"the mask is missing. Mask {where}.")
+        return "mask", (
+            f"your {ctx.answer} puts weight where the mask is (positions a query may not see): "
+            f"the mask is missing. Mask {where}."
+        )
     return None
 
 
@@ -603,7 +728,8 @@ def _alias(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         return None
     return "alias", (
         f"`{other} = {ctx.answer}` makes one tensor with two names, so changing {other} in place "
-        f"changed your {ctx.answer} too: start {other} from `{ctx.answer}.clone()`.")
+        f"changed your {ctx.answer} too: start {other} from `{ctx.answer}.clone()`."
+    )
 
 
 def _upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
@@ -619,8 +745,10 @@ def _upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]
     names = " and ".join(f"`{w}`" for w in wrong)
     which = "which is" if len(wrong) == 1 else "which are"
     first = "it" if len(wrong) == 1 else "them"
-    return "upstream", (f"your step is right given your {names}, {which} wrong: fix {first} first, "
-                        f"then run this check again.")
+    return "upstream", (
+        f"your step is right given your {names}, {which} wrong: fix {first} first, "
+        f"then run this check again."
+    )
 
 
 def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
@@ -634,11 +762,13 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
             return "operand", (
                 f"your {ctx.answer} is what the rule gives with {ctx.tensor} itself as the other "
                 f"factor: the gradient of a product with respect to {ctx.tensor} is the other "
-                f"factor times the gradient of the product.")
+                f"factor times the gradient of the product."
+            )
         return "operand", (
             f"your {ctx.answer} is what the rule gives with `{used}` where `{meant}` belongs: "
             f"the gradient through a product takes the other factor, `{meant}`, from the "
-            "forward pass.")
+            "forward pass."
+        )
     return None
 
 
@@ -657,6 +787,8 @@ def variable_of(name: str) -> str | None:
 
 def _indexed_add_hint(ctx: Context, said: str) -> str:
     """Why ``dC[Xb] += demb`` adds a repeated row once."""
-    return (f"your {ctx.answer} comes from `{said}`, which reads the selected rows, adds, and writes "
-            "them back once: a row selected several times keeps only one of its additions. Use "
-            "`index_add_`, which adds every one, or `+=` in a loop over the positions.")
+    return (
+        f"your {ctx.answer} comes from `{said}`, which reads the selected rows, adds, and writes "
+        "them back once: a row selected several times keeps only one of its additions. Use "
+        "`index_add_`, which adds every one, or `+=` in a loop over the positions."
+    )

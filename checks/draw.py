@@ -286,8 +286,11 @@ def _layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> _Layout:
             near = [(y[x], pull(x)) for nb in nbrs for x in nb[item]]
             total = sum(w for _, w in near)
             target.append(sum(v * w for v, w in near) / total if near else y[item])
-            weight.append((4.0 if isinstance(item, tuple) else 1.0) * (1.0 if near else 0.2)
-                          * (0.1 if item in size and not up[item] else 1.0))
+            weight.append(
+                (4.0 if isinstance(item, tuple) else 1.0)
+                * (1.0 if near else 0.2)
+                * (0.1 if item in size and not up[item] else 1.0)
+            )
         sep = [gap(a, b) for a, b in pairwise(col)]
         for item, v in zip(col, _pava(target, weight, sep), strict=True):
             y[item] = v
@@ -367,27 +370,37 @@ def _shape(node: Node, x: float, y: float, w: float, h: float) -> list[str]:
     paint = f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"{dash}'
     if node.kind == "op":
         ry = _OP_R
-        return [f'<ellipse cx="{_f(x)}" cy="{_f(y - (h / 2 - ry))}" rx="{_f(w / 2)}" '
-                f'ry="{ry}" {paint}/>']
+        return [
+            f'<ellipse cx="{_f(x)}" cy="{_f(y - (h / 2 - ry))}" rx="{_f(w / 2)}" '
+            f'ry="{ry}" {paint}/>'
+        ]
     rx = {"param": 3.0, "input": h / 2}.get(node.kind, 8.0)
-    out = [f'<rect x="{_f(x - w / 2)}" y="{_f(y - h / 2)}" width="{_f(w)}" height="{_f(h)}" '
-           f'rx="{_f(rx)}" {paint}/>']
+    out = [
+        f'<rect x="{_f(x - w / 2)}" y="{_f(y - h / 2)}" width="{_f(w)}" height="{_f(h)}" '
+        f'rx="{_f(rx)}" {paint}/>'
+    ]
     if node.kind == "param":  # a double border
-        out.append(f'<rect x="{_f(x - w / 2 + 3)}" y="{_f(y - h / 2 + 3)}" width="{_f(w - 6)}" '
-                   f'height="{_f(h - 6)}" rx="1.5" fill="none" stroke="{stroke}" '
-                   f'stroke-width="0.8"{dash}/>')
+        out.append(
+            f'<rect x="{_f(x - w / 2 + 3)}" y="{_f(y - h / 2 + 3)}" width="{_f(w - 6)}" '
+            f'height="{_f(h - 6)}" rx="1.5" fill="none" stroke="{stroke}" '
+            f'stroke-width="0.8"{dash}/>'
+        )
     return out
 
 
 def _text(node: Node, x: float, y: float, h: float) -> list[str]:
     colour = (_OP if node.kind == "op" and node.state == "" else _PALETTE[node.state])[2]
     if node.kind == "op":
-        out = [f'<text x="{_f(x)}" y="{_f(y - h / 2 + _OP_R + 4.5)}" text-anchor="middle" '
-               f'font-size="13" fill="{colour}">{_esc(node.label)}</text>']
+        out = [
+            f'<text x="{_f(x)}" y="{_f(y - h / 2 + _OP_R + 4.5)}" text-anchor="middle" '
+            f'font-size="13" fill="{colour}">{_esc(node.label)}</text>'
+        ]
         if node.word:
-            out.append(f'<text x="{_f(x)}" y="{_f(y + h / 2 - 1)}" text-anchor="middle" '
-                       f'font-size="{_SMALL}" font-weight="700" fill="{_RED}">'
-                       f"{_esc(node.word)}</text>")
+            out.append(
+                f'<text x="{_f(x)}" y="{_f(y + h / 2 - 1)}" text-anchor="middle" '
+                f'font-size="{_SMALL}" font-weight="700" fill="{_RED}">'
+                f"{_esc(node.word)}</text>"
+            )
         return out
     lines = _lines(node)
     out = []
@@ -397,10 +410,12 @@ def _text(node: Node, x: float, y: float, h: float) -> list[str]:
             "label": f'font-size="{_FONT_SIZE}" font-weight="600" fill="{colour}"',
             "detail": f'font-size="{_SMALL}" fill="{colour}"',
             "word": f'font-size="{_SMALL}" font-weight="700" '
-                    f'fill="{_RED if node.state == "fail" else colour}"',
+            f'fill="{_RED if node.state == "fail" else colour}"',
         }[role]
-        out.append(f'<text x="{_f(x)}" y="{_f(first + k * _LINE)}" text-anchor="middle" {style}>'
-                   f"{_esc(text)}</text>")
+        out.append(
+            f'<text x="{_f(x)}" y="{_f(first + k * _LINE)}" text-anchor="middle" {style}>'
+            f"{_esc(text)}</text>"
+        )
     return out
 
 
@@ -439,18 +454,25 @@ def svg(
     in_dy: dict[int, float] = {}
     for n in nodes:
         _, _, _, h = box(n.id)
-        leaving = sorted((k for k, r in enumerate(lay.routes) if r[0] == n.id),
-                         key=lambda k: lay.pos[first_hop(lay.routes[k])][1])
-        arriving = sorted((k for k, r in enumerate(lay.routes) if r[1] == n.id),
-                          key=lambda k: lay.pos[last_hop(lay.routes[k])][1])
+        leaving = sorted(
+            (k for k, r in enumerate(lay.routes) if r[0] == n.id),
+            key=lambda k: lay.pos[first_hop(lay.routes[k])][1],
+        )
+        arriving = sorted(
+            (k for k, r in enumerate(lay.routes) if r[1] == n.id),
+            key=lambda k: lay.pos[last_hop(lay.routes[k])][1],
+        )
         for ks, store in ((leaving, out_dy), (arriving, in_dy)):
             for k, dy in zip(ks, _spread(len(ks), h, n.kind == "op"), strict=True):
                 store[k] = dy
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(total_w)} {_f(total_h)}" '
-        + (f'width="{width}" height="{_f(total_h * width / total_w)}" ' if width else
-           f'width="{_f(total_w)}" height="{_f(total_h)}" ')
+        + (
+            f'width="{width}" height="{_f(total_h * width / total_w)}" '
+            if width
+            else f'width="{_f(total_w)}" height="{_f(total_h)}" '
+        )
         + f'font-family="{_esc(_FONT)}" role="img">',
         f"<title>{_esc(title or 'network map')}</title>",
         "<defs>",
@@ -459,12 +481,15 @@ def svg(
         parts.append(
             f'<marker id="{uid}-{name}" viewBox="0 0 10 10" refX="10" refY="5" '
             f'markerWidth="{size}" markerHeight="{size}" markerUnits="userSpaceOnUse" '
-            f'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
+            f'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+        )
     parts.append("</defs>")
     parts.append(f'<rect x="0" y="0" width="{_f(total_w)}" height="{_f(total_h)}" fill="#ffffff"/>')
     if title:
-        parts.append(f'<text x="{_MARGIN}" y="{_MARGIN + 14}" font-size="14" font-weight="600" '
-                     f'fill="#24292f">{_esc(title)}</text>')
+        parts.append(
+            f'<text x="{_MARGIN}" y="{_MARGIN + 14}" font-size="14" font-weight="600" '
+            f'fill="#24292f">{_esc(title)}</text>'
+        )
 
     # edges under the nodes, missing ones last (on top)
     drawn = sorted(range(len(lay.routes)), key=lambda k: lay.routes[k][2] == "missing")
@@ -487,41 +512,57 @@ def svg(
         tip = f"{by_id[src].label} \u2192 {by_id[dst].label}"
         if st == "missing":
             tip += ": this path is missing from the gradient"
-            paint = f'stroke="{_RED}" stroke-width="2.6" stroke-dasharray="7 4" ' \
-                    f'marker-end="url(#{uid}-m)"'
+            paint = (
+                f'stroke="{_RED}" stroke-width="2.6" stroke-dasharray="7 4" '
+                f'marker-end="url(#{uid}-m)"'
+            )
         else:
             paint = f'stroke="{_EDGE}" stroke-width="1.3" marker-end="url(#{uid}-a)"'
-        parts.append(f'<path class="edge{" missing" if st else ""}" d="{" ".join(d)}" {paint}>'
-                     f"<title>{_esc(tip)}</title></path>")
+        parts.append(
+            f'<path class="edge{" missing" if st else ""}" d="{" ".join(d)}" {paint}>'
+            f"<title>{_esc(tip)}</title></path>"
+        )
     parts.append("</g>")
 
     for n in nodes:
         x, y, w, h = box(n.id)
         tip = n.tip or " / ".join(t for t in (n.label, n.detail, n.word) if t)
-        parts.append(f'<g class="node {n.kind} state-{n.state or "none"}" data-id="{_esc(n.id)}">'
-                     f"<title>{_esc(tip)}</title>")
+        parts.append(
+            f'<g class="node {n.kind} state-{n.state or "none"}" data-id="{_esc(n.id)}">'
+            f"<title>{_esc(tip)}</title>"
+        )
         parts += _shape(n, x, y, w, h)
         parts += _text(n, x, y, h)
         parts.append("</g>")
 
     if entries:
         ly = top + lay.height + 8 + _LEGEND_H / 2
-        parts.append(f'<line x1="{_MARGIN}" y1="{_f(ly - _LEGEND_H / 2)}" '
-                     f'x2="{_f(total_w - _MARGIN)}" y2="{_f(ly - _LEGEND_H / 2)}" '
-                     f'stroke="#d0d7de" stroke-width="1"/>')
+        parts.append(
+            f'<line x1="{_MARGIN}" y1="{_f(ly - _LEGEND_H / 2)}" '
+            f'x2="{_f(total_w - _MARGIN)}" y2="{_f(ly - _LEGEND_H / 2)}" '
+            f'stroke="#d0d7de" stroke-width="1"/>'
+        )
         x = float(_MARGIN)
         parts.append('<g class="legend">')
         for what, label in entries:
             if what == "edge":
-                parts.append(f'<path d="M{_f(x)},{_f(ly)} L{_f(x + 26)},{_f(ly)}" stroke="{_RED}" '
-                             f'stroke-width="2.6" stroke-dasharray="7 4" fill="none" '
-                             f'marker-end="url(#{uid}-m)"/>')
+                parts.append(
+                    f'<path d="M{_f(x)},{_f(ly)} L{_f(x + 26)},{_f(ly)}" stroke="{_RED}" '
+                    f'stroke-width="2.6" stroke-dasharray="7 4" fill="none" '
+                    f'marker-end="url(#{uid}-m)"/>'
+                )
             else:
-                sample = Node("", "", kind=what if what in ("param", "input") else "tensor",
-                              state=what if what in STATES else "")
+                sample = Node(
+                    "",
+                    "",
+                    kind=what if what in ("param", "input") else "tensor",
+                    state=what if what in STATES else "",
+                )
                 parts += _shape(sample, x + 13, ly, 26, 16)
-            parts.append(f'<text x="{_f(x + 32)}" y="{_f(ly + 4)}" font-size="{_SMALL}" '
-                         f'fill="#24292f">{_esc(label)}</text>')
+            parts.append(
+                f'<text x="{_f(x + 32)}" y="{_f(ly + 4)}" font-size="{_SMALL}" '
+                f'fill="#24292f">{_esc(label)}</text>'
+            )
             x += 34 + _text_width(label, _SMALL) + 14
         parts.append("</g>")
     parts.append("</svg>")
@@ -534,8 +575,14 @@ class Drawing:
     Every rendering gets fresh marker ids, so that any number of maps can share a page.
     """
 
-    def __init__(self, nodes: Sequence[Node], edges: Sequence[Edge], title: str = "",
-                 width: int | None = None, legend: bool | None = None) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        edges: Sequence[Edge],
+        title: str = "",
+        width: int | None = None,
+        legend: bool | None = None,
+    ) -> None:
         self.nodes, self.edges = list(nodes), list(edges)
         self.title, self.width, self.legend = title, width, legend
 
@@ -634,7 +681,9 @@ def value_graph(root: object) -> tuple[list[Node], list[Edge]]:
                 stack.append((child, False))
     nodes: list[Node] = []
     edges: list[Edge] = []
-    name = {id(v): f"v{k}" for k, v in enumerate(order)}  # ids in graph order: the same on every run
+    name = {
+        id(v): f"v{k}" for k, v in enumerate(order)
+    }  # ids in graph order: the same on every run
     for v in order:
         vid = name[id(v)]
         label = str(getattr(v, "label", "") or "")

@@ -19,7 +19,8 @@ import torch
 from checks.diagnose import Context
 from checks.graph import GraphFacts, scope_tensors
 
-# cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's expression
+# cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's
+# expression
 CMP = re.compile(r"""\bcmp\(\s*(['"])([^'"]+)\1\s*,\s*(\w+)\s*,\s*([\w.\[\]"']+)\s*[,)]""")
 
 
@@ -28,8 +29,11 @@ def targets(code: str) -> dict[str, str]:
     return {m.group(3): m.group(4) for m in CMP.finditer(code)}
 
 
-def of(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None,
-       ) -> dict[str, Any]:
+def of(
+    t: torch.Tensor,
+    names: dict[str, torch.Tensor],
+    loss: torch.Tensor | None = None,
+) -> dict[str, Any]:
     """The graph facts of ``t`` (which has its ``.grad``), found as ``cmp`` finds them."""
     g = GraphFacts(t, t.grad.detach(), names, loss)
     return {
@@ -51,7 +55,8 @@ def of_op(f: Any, xs: tuple[float, ...], upstream: float = 0.7) -> dict[str, Any
 
 
 def collect(wanted: dict[str, str], scope: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Facts for each check id of ``wanted`` (check id -> tensor expression), evaluated in ``scope``.
+    """Facts for each check id of ``wanted`` (check id -> tensor expression), evaluated
+    in ``scope``.
 
     A check whose tensor cannot be found, or has no gradient, is left out; so is one whose facts
     cannot be computed: the grader then judges it without them, as before.

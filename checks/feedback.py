@@ -13,10 +13,11 @@ The pages are one file each with inline styles only: no ``<style>`` element, no 
 stylesheet, font or picture to fetch, so they look the same in any browser and as an e-mail
 attachment (the colours are the notebook's, ``checks.verdict``).
 
-They never show an expected value: they show a row's ``feedback`` (``checks.verdict.Result.feedback``:
-the hint, which states no expected value, and how many elements differ and where the worst one is),
-never its ``reason`` (the instructor's column, with the worst element's expected value). Solution
-code never reaches a row: the grading kernel never holds it (``checks.grade``).
+They never show an expected value: they show a row's ``feedback``
+(``checks.verdict.Result.feedback``: the hint, which states no expected value, and how many elements
+differ and where the worst one is), never its ``reason`` (the instructor's column, with the worst
+element's expected value). Solution code never reaches a row: the grading kernel never holds it
+(``checks.grade``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def page_names(submissions: list[str]) -> dict[str, str]:
     """Submission -> its page's file name: letters, digits, ``-`` and ``_`` of the name, with a hash
     of the whole name when anything was changed or two names differ only in case (a Windows or
     macOS disk would take them for one), so that no two submissions share a page or the class's."""
+
     def slug(name: str) -> str:
         return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:60] or "submission"
 
@@ -52,8 +54,12 @@ def page_names(submissions: list[str]) -> dict[str, str]:
         return f"{slug(name)}-{digest[:n]}"
 
     folded = collections.Counter(slug(s).lower() for s in submissions)
-    names = {s: slug(s) if slug(s) == s and folded[s.lower()] == 1 and s.lower() not in _RESERVED
-             else hashed(s) for s in submissions}
+    names = {
+        s: slug(s)
+        if slug(s) == s and folded[s.lower()] == 1 and s.lower() not in _RESERVED
+        else hashed(s)
+        for s in submissions
+    }
     taken = collections.Counter(n.lower() for n in names.values())
     for s, n in names.items():  # a name that looks like another's hashed one: the whole hash
         if taken[n.lower()] > 1:
@@ -63,8 +69,15 @@ def page_names(submissions: list[str]) -> dict[str, str]:
 
 
 # the class page, and names Windows does not allow for a file
-_RESERVED = {INDEX.removesuffix(".html"), "con", "prn", "aux", "nul",
-             *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+_RESERVED = {
+    INDEX.removesuffix(".html"),
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
 
 
 # ---------------------------------------------------------------- the numbers
@@ -125,20 +138,34 @@ def class_stats(scores: list[Score]) -> ClassStats:
 
 # ---------------------------------------------------------------- the look
 
-_FONT = ("font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Helvetica,Arial,sans-serif;"
-         "font-size:15px;line-height:1.45")
+_FONT = (
+    "font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Helvetica,Arial,sans-serif;"
+    "font-size:15px;line-height:1.45"
+)
 _INK, _MUTED, _RULE, _STRIPE = "#1f2328", "#59636e", "#d1d9e0", "#f6f8fa"
 _BODY = f"margin:0;padding:24px;background:#ffffff;color:{_INK};{_FONT}"
-_TABLE = ("border-collapse:collapse;border-spacing:0;margin:0 0 8px 0;width:100%;text-align:left;"
-          "table-layout:fixed;overflow-wrap:anywhere")
+_TABLE = (
+    "border-collapse:collapse;border-spacing:0;margin:0 0 8px 0;width:100%;text-align:left;"
+    "table-layout:fixed;overflow-wrap:anywhere"
+)
 _CELL = "padding:6px 8px;vertical-align:top;border:none"
 _CODE = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:0.92em"
 REVIEW = NOTE  # a row waiting for the instructor
-LEARNER_COLUMNS = [("check", "left", 13), ("", "center", 4), ("mistake", "left", 10),
-                   ("hint", "left", 38), ("instructor", "left", 15), ("points", "left", 7),
-                   ("class", "left", 13)]
-CLASS_COLUMNS = [("check", "left", 25), ("passed", "left", 15), ("pass rate", "left", 15),
-                 ("most common mistakes", "left", 45)]
+LEARNER_COLUMNS = [
+    ("check", "left", 13),
+    ("", "center", 4),
+    ("mistake", "left", 10),
+    ("hint", "left", 38),
+    ("instructor", "left", 15),
+    ("points", "left", 7),
+    ("class", "left", 13),
+]
+CLASS_COLUMNS = [
+    ("check", "left", 25),
+    ("passed", "left", 15),
+    ("pass rate", "left", 15),
+    ("most common mistakes", "left", 45),
+]
 
 
 def _e(text: object) -> str:
@@ -151,8 +178,10 @@ def _hint_html(text: str) -> str:
 
 
 def _th(text: str, align: str = "left") -> str:
-    return (f"<th style='{_CELL};text-align:{align};font-weight:600;"
-            f"border-bottom:2px solid {_RULE};white-space:nowrap'>{text}</th>")
+    return (
+        f"<th style='{_CELL};text-align:{align};font-weight:600;"
+        f"border-bottom:2px solid {_RULE};white-space:nowrap'>{text}</th>"
+    )
 
 
 def _td(content: str, style: str = "", cls: str = "") -> str:
@@ -171,15 +200,19 @@ def _table(head: list[tuple[str, str, int]], rows: list[str], foot: str = "") ->
     cols = "".join(f"<col style='width:{w}%'>" for _, _, w in head)
     heads = "".join(_th(_e(h), a) for h, a, _ in head)
     body = "".join(_tr(k, r) for k, r in enumerate(rows))
-    return (f"<table style='{_TABLE}'><colgroup>{cols}</colgroup><thead><tr>{heads}</tr></thead>"
-            f"<tbody>{body}</tbody>{foot}</table>")
+    return (
+        f"<table style='{_TABLE}'><colgroup>{cols}</colgroup><thead><tr>{heads}</tr></thead>"
+        f"<tbody>{body}</tbody>{foot}</table>"
+    )
 
 
 def _page(title: str, body: str) -> str:
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{_e(title)}</title></head>\n<body style='{_BODY}'>"
-            f"<div style='max-width:1100px;margin:0 auto'>{body}</div></body></html>\n")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{_e(title)}</title></head>\n<body style='{_BODY}'>"
+        f"<div style='max-width:1100px;margin:0 auto'>{body}</div></body></html>\n"
+    )
 
 
 def _pct(x: float) -> str:
@@ -203,8 +236,9 @@ def _state(s: Score) -> tuple[str, str, str]:
 # ---------------------------------------------------------------- a learner's page
 
 
-def learner_page(submission: str, scores: list[Score], stats: ClassStats,
-                 student: Student | None = None) -> str:
+def learner_page(
+    submission: str, scores: list[Score], stats: ClassStats, student: Student | None = None
+) -> str:
     mine = [s for s in scores if s.submission == submission]
     who = student.student if student and student.student else submission
     got = sum(s.points for s in mine)
@@ -213,36 +247,49 @@ def learner_page(submission: str, scores: list[Score], stats: ClassStats,
     sub = f"submission <code style='{_CODE}'>{_e(submission)}</code>"
     if student and student.section:
         sub += f" · section {_e(student.section)}"
-    parts.append(f"<p style='margin:0 0 16px 0;color:{_MUTED}'>{sub} · {len(stats.submissions)} "
-                 f"submission{'s' if len(stats.submissions) != 1 else ''} in the class</p>")
-    parts.append(f"<p class='workbook-grand-total' style='font-size:18px;margin:0 0 20px 0'>"
-                 f"<b>Total: {fmt_points(got)} / {fmt_points(most)} points</b> "
-                 f"<span style='color:{_MUTED}'>(one point per check)</span></p>")
+    parts.append(
+        f"<p style='margin:0 0 16px 0;color:{_MUTED}'>{sub} · {len(stats.submissions)} "
+        f"submission{'s' if len(stats.submissions) != 1 else ''} in the class</p>"
+    )
+    parts.append(
+        f"<p class='workbook-grand-total' style='font-size:18px;margin:0 0 20px 0'>"
+        f"<b>Total: {fmt_points(got)} / {fmt_points(most)} points</b> "
+        f"<span style='color:{_MUTED}'>(one point per check)</span></p>"
+    )
     for nb in dict.fromkeys(s.notebook for s in mine):
         rows = [s for s in mine if s.notebook == nb]
         p, m = stats.sums.get((submission, nb), (0.0, 0.0))
-        parts.append(f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))} "
-                     f"<span class='workbook-notebook-total' "
-                     f"style='font-weight:normal;color:{_MUTED}'>"
-                     f"— {fmt_points(p)} / {fmt_points(m)} points</span></h2>")
+        parts.append(
+            f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))} "
+            f"<span class='workbook-notebook-total' "
+            f"style='font-weight:normal;color:{_MUTED}'>"
+            f"— {fmt_points(p)} / {fmt_points(m)} points</span></h2>"
+        )
         body = [_learner_row(s, stats) for s in rows]
-        foot = (f"<tfoot><tr><td colspan='5' style='{_CELL};text-align:right;font-weight:600'>"
-                f"{_e(_nb_name(nb))}</td><td style='{_CELL};font-weight:600;white-space:nowrap'>"
-                f"{fmt_points(p)} / {fmt_points(m)}</td><td style='{_CELL}'></td></tr></tfoot>")
+        foot = (
+            f"<tfoot><tr><td colspan='5' style='{_CELL};text-align:right;font-weight:600'>"
+            f"{_e(_nb_name(nb))}</td><td style='{_CELL};font-weight:600;white-space:nowrap'>"
+            f"{fmt_points(p)} / {fmt_points(m)}</td><td style='{_CELL}'></td></tr></tfoot>"
+        )
         parts.append(_table(LEARNER_COLUMNS, body, foot))
-    parts.append(f"<p style='margin:24px 0 0 0;color:{_MUTED};font-size:13px'>✓ passed · "
-                 "✗ not yet · ? not credited until the instructor has looked at it. The class "
-                 "column is the share of the class's submissions whose answer passed that "
-                 "check.</p>")
+    parts.append(
+        f"<p style='margin:24px 0 0 0;color:{_MUTED};font-size:13px'>✓ passed · "
+        "✗ not yet · ? not credited until the instructor has looked at it. The class "
+        "column is the share of the class's submissions whose answer passed that "
+        "check.</p>"
+    )
     return _page(f"Feedback for {who}", "".join(parts))
 
 
 def _learner_row(s: Score, stats: ClassStats) -> str:
     symbol, colour, meaning = _state(s)
     check = _td(f"<code style='{_CODE}'>{_e(s.check)}</code>", "white-space:nowrap")
-    verdict = _td(symbol, f"color:{colour};background:{TINT.get(colour, 'transparent')};"
-                          "font-weight:bold;text-align:center;font-size:18px",
-                  f"workbook-verdict workbook-{meaning.replace(' ', '-')}")
+    verdict = _td(
+        symbol,
+        f"color:{colour};background:{TINT.get(colour, 'transparent')};"
+        "font-weight:bold;text-align:center;font-size:18px",
+        f"workbook-verdict workbook-{meaning.replace(' ', '-')}",
+    )
     word = "" if s.passed else s.mistake
     mistake = _td(f"<b style='color:{colour}'>{_e(word)}</b>" if word else "", "white-space:nowrap")
     said = _hint_html(s.feedback if not s.passed else s.note)
@@ -260,8 +307,9 @@ def _learner_row(s: Score, stats: ClassStats) -> str:
     instructor = _td(over, cls="workbook-override")
     points = _td(f"{fmt_points(s.points)} / {fmt_points(s.max_points)}", "white-space:nowrap")
     c = stats.checks.get((s.notebook, s.check))
-    rate = _td(f"{_pct(c.rate)} of the class" if c else "", f"color:{_MUTED}",
-               "workbook-class-rate")
+    rate = _td(
+        f"{_pct(c.rate)} of the class" if c else "", f"color:{_MUTED}", "workbook-class-rate"
+    )
     return check + verdict + mistake + hint + instructor + points + rate
 
 
@@ -280,14 +328,23 @@ def chart_svg(stats: ClassStats) -> str:
     if not nbs:
         return ""
     sizes = [len(stats.of(nb)) for nb in nbs]
-    rc = {"svg.hashsalt": "checks.feedback", "svg.fonttype": "path", "font.family": "DejaVu Sans",
-          "font.size": 9, "text.color": _INK, "axes.edgecolor": _RULE, "xtick.color": _MUTED,
-          "ytick.color": _INK, "axes.labelcolor": _MUTED}
+    rc = {
+        "svg.hashsalt": "checks.feedback",
+        "svg.fonttype": "path",
+        "font.family": "DejaVu Sans",
+        "font.size": 9,
+        "text.color": _INK,
+        "axes.edgecolor": _RULE,
+        "xtick.color": _MUTED,
+        "ytick.color": _INK,
+        "axes.labelcolor": _MUTED,
+    }
     with matplotlib.rc_context(rc):
         fig = Figure(figsize=(8.0, 0.28 * sum(sizes) + 0.75 * len(nbs) + 0.3))
         FigureCanvasSVG(fig)
-        axes = fig.subplots(len(nbs), 1, squeeze=False,
-                            gridspec_kw={"height_ratios": [k + 1.5 for k in sizes]})[:, 0]
+        axes = fig.subplots(
+            len(nbs), 1, squeeze=False, gridspec_kw={"height_ratios": [k + 1.5 for k in sizes]}
+        )[:, 0]
         for ax, nb in zip(axes, nbs, strict=True):
             checks = stats.of(nb)
             y = list(range(len(checks)))[::-1]  # the first check on top
@@ -296,8 +353,16 @@ def chart_svg(stats: ClassStats) -> str:
             for yy, c in zip(y, checks, strict=True):
                 top = c.common(1)
                 said = f"{_pct(c.rate)}" + (f"   {top[0][0]} ×{top[0][1]}" if top else "")
-                ax.text(102, yy, said, va="center", ha="left", fontsize=8.5, clip_on=False,
-                        color=FAIL if top else PASS)
+                ax.text(
+                    102,
+                    yy,
+                    said,
+                    va="center",
+                    ha="left",
+                    fontsize=8.5,
+                    clip_on=False,
+                    color=FAIL if top else PASS,
+                )
             ax.set_yticks(y, [c.check for c in checks], fontfamily="DejaVu Sans Mono", fontsize=8.5)
             ax.set_xlim(0, 100)
             ax.set_ylim(-0.6, len(checks) - 0.4)
@@ -306,13 +371,21 @@ def chart_svg(stats: ClassStats) -> str:
             for side in ("top", "right", "left"):
                 ax.spines[side].set_visible(False)
             mean, most, n = stats.mean(nb)
-            ax.set_title(f"{_nb_name(nb)}: pass rate per check ({n} submission"
-                         f"{'s' if n != 1 else ''}, mean {fmt_points(mean)} / {fmt_points(most)} points)",
-                         loc="left", fontsize=10, fontweight="bold")
+            ax.set_title(
+                f"{_nb_name(nb)}: pass rate per check ({n} submission"
+                f"{'s' if n != 1 else ''}, mean {fmt_points(mean)} / {fmt_points(most)} points)",
+                loc="left",
+                fontsize=10,
+                fontweight="bold",
+            )
         fig.tight_layout()
         buf = io.StringIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight",
-                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+        fig.savefig(
+            buf,
+            format="svg",
+            bbox_inches="tight",
+            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+        )
     return _inline_svg(buf.getvalue())
 
 
@@ -320,29 +393,47 @@ def _inline_svg(svg: str) -> str:
     """matplotlib's SVG document as an element of a page: no XML prologue, no metadata, and its
     one stylesheet rule (``*{stroke-linejoin: round; stroke-linecap: butt}``, which would style
     the whole page) as attributes of the ``<svg>`` element, which its shapes inherit."""
-    svg = svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg") :]
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = re.sub(r"\s*<style[^>]*>.*?</style>", "", svg, flags=re.S)
     svg = re.sub(r"\s*<defs>\s*</defs>", "", svg)
-    return svg.replace("<svg ", "<svg class='workbook-chart' role='img' "
-                       "aria-label='pass rate per check' stroke-linejoin='round' "
-                       "stroke-linecap='butt' style='max-width:100%;height:auto;display:block' ", 1)
+    return svg.replace(
+        "<svg ",
+        "<svg class='workbook-chart' role='img' "
+        "aria-label='pass rate per check' stroke-linejoin='round' "
+        "stroke-linecap='butt' style='max-width:100%;height:auto;display:block' ",
+        1,
+    )
 
 
 def class_page(stats: ClassStats) -> str:
     n = len(stats.submissions)
-    parts = ["<h1 style='font-size:26px;margin:0 0 4px 0'>Class results</h1>",
-             f"<p class='workbook-submissions' style='margin:0 0 16px 0;color:{_MUTED}'>{n} "
-             f"submission{'s' if n != 1 else ''}</p>"]
+    parts = [
+        "<h1 style='font-size:26px;margin:0 0 4px 0'>Class results</h1>",
+        f"<p class='workbook-submissions' style='margin:0 0 16px 0;color:{_MUTED}'>{n} "
+        f"submission{'s' if n != 1 else ''}</p>",
+    ]
     means = []
     for nb in stats.notebooks:
         mean, most, graded = stats.mean(nb)
         share = mean / most if most else 0.0
-        means.append(_td(_e(_nb_name(nb))) + _td(str(graded)) +
-                     _td(f"{fmt_points(mean)} / {fmt_points(most)}", cls="workbook-mean")
-                     + _td(_pct(share)))
-    parts.append(_table([("notebook", "left", 40), ("submissions", "left", 20),
-                         ("mean points", "left", 20), ("mean score", "left", 20)], means))
+        means.append(
+            _td(_e(_nb_name(nb)))
+            + _td(str(graded))
+            + _td(f"{fmt_points(mean)} / {fmt_points(most)}", cls="workbook-mean")
+            + _td(_pct(share))
+        )
+    parts.append(
+        _table(
+            [
+                ("notebook", "left", 40),
+                ("submissions", "left", 20),
+                ("mean points", "left", 20),
+                ("mean score", "left", 20),
+            ],
+            means,
+        )
+    )
     svg = chart_svg(stats)
     if svg:
         parts.append(f"<div style='margin:20px 0'>{svg}</div>")
@@ -350,18 +441,25 @@ def class_page(stats: ClassStats) -> str:
         rows = []
         for c in stats.of(nb):
             words = ", ".join(f"<b>{_e(w)}</b> ×{k}" for w, k in c.common())
-            rows.append(_td(f"<code style='{_CODE}'>{_e(c.check)}</code>", "white-space:nowrap")
-                        + _td(f"{c.passed} / {c.graded}", "white-space:nowrap", "workbook-passed")
-                        + _td(_pct(c.rate), f"color:{PASS if c.rate >= 0.5 else FAIL};"
-                                              "font-weight:600", "workbook-rate")
-                        + _td(words, cls="workbook-mistakes"))
+            rows.append(
+                _td(f"<code style='{_CODE}'>{_e(c.check)}</code>", "white-space:nowrap")
+                + _td(f"{c.passed} / {c.graded}", "white-space:nowrap", "workbook-passed")
+                + _td(
+                    _pct(c.rate),
+                    f"color:{PASS if c.rate >= 0.5 else FAIL};font-weight:600",
+                    "workbook-rate",
+                )
+                + _td(words, cls="workbook-mistakes")
+            )
         parts.append(f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))}</h2>")
         parts.append(_table(CLASS_COLUMNS, rows))
-    parts.append(f"<p style='margin:24px 0 0 0;color:{_MUTED};font-size:13px'>A check's pass "
-                 "rate is the grader's verdict (before the instructor's overrides); the mean "
-                 f"points include the overrides. <span style='color:{TODO}'>error</span> counts a "
-                 "failure without a mistake word (a cell that raised, a notebook that "
-                 "stopped).</p>")
+    parts.append(
+        f"<p style='margin:24px 0 0 0;color:{_MUTED};font-size:13px'>A check's pass "
+        "rate is the grader's verdict (before the instructor's overrides); the mean "
+        f"points include the overrides. <span style='color:{TODO}'>error</span> counts a "
+        "failure without a mistake word (a cell that raised, a notebook that "
+        "stopped).</p>"
+    )
     return _page("Class results", "".join(parts))
 
 
@@ -390,8 +488,9 @@ def _write(out: Path, scores: list[Score], people: dict[str, Student]) -> list[P
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m checks.feedback",
-                                description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m checks.feedback", description=__doc__.split("\n")[0]
+    )
     p.add_argument("out", type=Path, help="the grader's out folder (holds grades.csv)")
     p.add_argument("--roster", type=Path, help="CSV: submission,student,id,sis_user_id,section")
     a = p.parse_args(argv)

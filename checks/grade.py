@@ -1,7 +1,9 @@
 """Grade learners' notebooks against the instructor's solutions.
 
-    python -m checks.grade SUBMISSION... --out DIR      # each SUBMISSION a notebook or a folder of one learner's notebooks
-    python -m checks.grade --self notebooks/03-makemore-backprop.ipynb   # a learner's own score, before submitting
+    python -m checks.grade SUBMISSION... --out DIR
+        # each SUBMISSION a notebook or a folder of one learner's notebooks
+    python -m checks.grade --self notebooks/03-makemore-backprop.ipynb
+        # a learner's own score, before submitting
 
 For every notebook the grader first runs the instructor's solution (the reference run) and keeps,
 before each answer cell, the notebook's state (its tensors and numbers) and, after it, the expected
@@ -58,7 +60,9 @@ from checks.student import answer_names, stub_source
 from checks.verdict import Note, Result
 
 FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note", "feedback"]
-ROWS = 2  # the rows' version (2: the feedback column): done files of another version are graded again
+ROWS = (
+    2  # the rows' version (2: the feedback column): done files of another version are graded again
+)
 FACTS = "facts::"  # the reference values' keys for what the graph says about a check
 MISSING, DELETED = "<...>", "<deleted>"
 
@@ -72,13 +76,16 @@ class Settings:
     notebook_timeout: int = 900
     memory_mb: int = 6144
     jobs: int = max(1, os.cpu_count() or 1)
-    strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of passing with a note
+    strict_shapes: bool = (
+        False  # a dropped leading size-1 axis fails instead of passing with a note
+    )
     sandbox: str = "auto"  # "bwrap", "none", or "auto": bwrap where it works here
 
 
 @dataclass
 class AnswerCell:
-    """One solution cell that holds answers: where it is, what it asks for, how to read the values."""
+    """One solution cell that holds answers: where it is, what it asks for, how to read
+    the values."""
 
     index: int
     cell_id: str | None
@@ -87,7 +94,9 @@ class AnswerCell:
     probe: str | None
     solution: str
     template: str  # the student copy of the cell
-    checks: list[str] = field(default_factory=list)  # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
+    checks: list[str] = field(
+        default_factory=list
+    )  # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
     facts: str | None = None  # an expression giving {name: checks.facts} in the reference run
 
 
@@ -119,16 +128,31 @@ def load_exercise(path: Path) -> Exercise:
             if m:  # "# Exercise 2: ..." or "## 2. ...": the checks that follow are ex2/...
                 section = f"ex{m.group(1)}"
             continue
-        hints = cell.metadata.get("workbook", {})  # a probe: how to read answers that live inside a function or class
-        names = list(hints.get("checks", [])) or (answer_names(cell.source) if cell.cell_type == "code" else [])
+        hints = cell.metadata.get(
+            "workbook", {}
+        )  # a probe: how to read answers that live inside a function or class
+        names = list(hints.get("checks", [])) or (
+            answer_names(cell.source) if cell.cell_type == "code" else []
+        )
         if names:
             ids = []
             for n in names:
                 seen[f"{section}/{n}"] += 1
                 k = seen[f"{section}/{n}"]
                 ids.append(f"{section}/{n}" + (f"#{k}" if k > 1 else ""))
-            ex.answers.append(AnswerCell(i, cell.get("id"), section, names, hints.get("probe"), cell.source,
-                                         stub_source(cell.source), ids, hints.get("facts")))
+            ex.answers.append(
+                AnswerCell(
+                    i,
+                    cell.get("id"),
+                    section,
+                    names,
+                    hints.get("probe"),
+                    cell.source,
+                    stub_source(cell.source),
+                    ids,
+                    hints.get("facts"),
+                )
+            )
     return ex
 
 
@@ -140,7 +164,8 @@ __grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __g
 __grade_values_of, __grade_fresh, __grade_normed = __gr.values_of, __gr.fresh, __gr.normed
 __gr.settle()
 """
-WATCH = "__gr.watch_autograd()"  # in a learner's run only: the reference run's calls are the instructor's
+# in a learner's run only: the reference run's calls are the instructor's
+WATCH = "__gr.watch_autograd()"
 
 
 @dataclass
@@ -148,10 +173,18 @@ class Plan:
     """A grading notebook and what its code cells are for (by position among the code cells)."""
 
     nb: nbformat.NotebookNode
-    concerns: list[str]  # per cell: the checks of a learner's cell, "grader", or "" (the instructor's)
-    records: dict[int, list[str]] = field(default_factory=dict)  # a grader cell -> the checks it records
-    states: dict[int, int] = field(default_factory=dict)  # reference run: a cell -> the answer cell it precedes
-    learner: dict[int, list[str]] = field(default_factory=dict)  # a cell running learner code -> its checks
+    concerns: list[
+        str
+    ]  # per cell: the checks of a learner's cell, "grader", or "" (the instructor's)
+    records: dict[int, list[str]] = field(
+        default_factory=dict
+    )  # a grader cell -> the checks it records
+    states: dict[int, int] = field(
+        default_factory=dict
+    )  # reference run: a cell -> the answer cell it precedes
+    learner: dict[int, list[str]] = field(
+        default_factory=dict
+    )  # a cell running learner code -> its checks
 
 
 def record_cell(cell: AnswerCell, facts: bool = False) -> str:
@@ -161,8 +194,10 @@ def record_cell(cell: AnswerCell, facts: bool = False) -> str:
     tensor (``checks.facts``), so that the grader's diagnosis reads what the notebook's ``cmp``
     reads."""
     if cell.probe:
-        grab = (f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
-                f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}")
+        grab = (
+            f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
+            f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}"
+        )
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
     values = f"{{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}}"
@@ -188,7 +223,10 @@ def _wipes_after(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and ".backward(" in cell.source
 
 
-STATE, NAMES = "state::", "names::"  # the reference values' keys for the state before an answer cell
+STATE, NAMES = (
+    "state::",
+    "names::",
+)  # the reference values' keys for the state before an answer cell
 
 
 def hand_ins(ex: Exercise, ref: dict) -> list[str]:
@@ -203,9 +241,13 @@ def hand_ins(ex: Exercise, ref: dict) -> list[str]:
         names = [n for n in ref.get(NAMES + str(k), []) if n not in ans.names]
         delta = {n: now[n] for n in names if not _same(given.get(n, _UNSET), now[n])}
         given.update(delta)
-        drop = [] if ans.probe else ans.names  # an answer left over from an earlier cell earns nothing here
-        cells.append(f"__gr.restore(globals(), {recorder.pack(delta)!r},\n"
-                     f"            {names!r}, {answers!r}, {drop!r})")
+        drop = (
+            [] if ans.probe else ans.names
+        )  # an answer left over from an earlier cell earns nothing here
+        cells.append(
+            f"__gr.restore(globals(), {recorder.pack(delta)!r},\n"
+            f"            {names!r}, {answers!r}, {drop!r})"
+        )
     return cells
 
 
@@ -214,7 +256,12 @@ _UNSET = object()
 
 def _same(a: object, b: object) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.shape == b.shape and a.dtype == b.dtype and a.requires_grad == b.requires_grad and torch.equal(a, b)
+        return (
+            a.shape == b.shape
+            and a.dtype == b.dtype
+            and a.requires_grad == b.requires_grad
+            and torch.equal(a, b)
+        )
     return type(a) is type(b) and a == b
 
 
@@ -258,7 +305,11 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None, ref: dict | No
         at = add(record_cell(ans))
         plan.records[at] = checks
         plan.learner[at] = checks  # a probe runs the learner's functions here
-    plan.nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    plan.nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     return plan
 
 
@@ -274,7 +325,9 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # invalid JSON, not a notebook, unreadable file
-        raise Unreadable(f"not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise Unreadable(
+            f"not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
     code = [c for c in nb.cells if c.get("cell_type") == "code"]
     by_id = {c.get("id"): c for c in code if c.get("id")}
     found: dict[int, str | None] = {}
@@ -285,13 +338,18 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
         found[ans.index] = cell.source if cell is not None else None
     matched = sum(v is not None for v in found.values())
     if ex.answers and matched < max(1, len(ex.answers) // 3):
-        raise Unreadable(f"does not look like {ex.name}: only {matched} of its {len(ex.answers)} answer cells are there")
+        raise Unreadable(
+            f"does not look like {ex.name}: only {matched} of its {len(ex.answers)} answer cells "
+            "are there"
+        )
     return found
 
 
 def _match_by_content(ans: AnswerCell, code: list) -> nbformat.NotebookNode | None:
     """The learner cell that keeps the template's fixed lines (its checks), best overlap first."""
-    fixed = {ln.strip() for ln in ans.template.split("\n") if ln.strip() and "= ...  # TODO" not in ln}
+    fixed = {
+        ln.strip() for ln in ans.template.split("\n") if ln.strip() and "= ...  # TODO" not in ln
+    }
     if not fixed:
         return None
     best, score = None, 0.0
@@ -332,9 +390,13 @@ def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
 # ---------------------------------------------------------------- running
 
 
-_RUNNING: dict[int, str | None] = {}  # the process groups of the grading runs under way -> their task
+_RUNNING: dict[
+    int, str | None
+] = {}  # the process groups of the grading runs under way -> their task
 _STOPPING = threading.Event()  # set by Ctrl-C: runs cut short are not recorded as graded
-_STOPPED_TASKS: set[str] = set()  # dask tasks the client gave up: their runs are killed, no more start
+_STOPPED_TASKS: set[str] = (
+    set()
+)  # dask tasks the client gave up: their runs are killed, no more start
 _TASK = threading.local()  # .name: the dask task this thread runs, if any
 STOPPED = "grading was stopped (Ctrl-C) before this notebook ran"
 
@@ -364,17 +426,29 @@ def _stopped() -> bool:
 
 @dataclass
 class Run:
-    values: dict[str, object]  # check id -> the recorded value (and FACTS + check id -> graph facts)
+    values: dict[
+        str, object
+    ]  # check id -> the recorded value (and FACTS + check id -> graph facts)
     cell_errors: dict[int, str]
     fault: str | None  # a problem with the whole run (timeout, crash before anything was recorded)
     seconds: float
-    states: dict[int, dict] = field(default_factory=dict)  # reference run: answer cell k -> the state before it
-    autograd: dict[int, list[str]] = field(default_factory=dict)  # a cell -> the autograd calls made while it ran
-    cell_seconds: dict[int, float] = field(default_factory=dict)  # a cell -> its time as the test runner took it
+    states: dict[int, dict] = field(
+        default_factory=dict
+    )  # reference run: answer cell k -> the state before it
+    autograd: dict[int, list[str]] = field(
+        default_factory=dict
+    )  # a cell -> the autograd calls made while it ran
+    cell_seconds: dict[int, float] = field(
+        default_factory=dict
+    )  # a cell -> its time as the test runner took it
 
 
-def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Settings,
-                 hidden: list[Path] | None = None) -> Run:
+def run_notebook(
+    plan: Plan | nbformat.NotebookNode,
+    workdir: Path,
+    settings: Settings,
+    hidden: list[Path] | None = None,
+) -> Run:
     """Run a grading notebook under pytest --nbval-lax in a child process with limits, its kernel
     in the sandbox (``settings.sandbox``); keep what the grader's cells sent, cell by cell.
 
@@ -385,7 +459,11 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
     if _stopped():  # Ctrl-C, or the dask client gave this task up: the submission's other notebooks
         return Run({}, {}, STOPPED, 0.0)
     workdir.mkdir(parents=True, exist_ok=True)
-    nb_path, records, junit = workdir / "grading.ipynb", workdir / "records.jsonl", workdir / "junit.xml"
+    nb_path, records, junit = (
+        workdir / "grading.ipynb",
+        workdir / "records.jsonl",
+        workdir / "junit.xml",
+    )
     for p in (records, junit):
         p.unlink(missing_ok=True)
     nbformat.write(plan.nb, nb_path)
@@ -394,26 +472,63 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
     scratch, runtime = private / "s", private / "r"
     scratch.mkdir()
     runtime.mkdir()
-    kenv = sandbox.kernel_env(scratch, {"WORKBOOK_SEED": str(settings.seed), "WORKBOOK_BATCH": str(settings.batch),
-                                        "WORKBOOK_STEPS": str(settings.steps)})
+    kenv = sandbox.kernel_env(
+        scratch,
+        {
+            "WORKBOOK_SEED": str(settings.seed),
+            "WORKBOOK_BATCH": str(settings.batch),
+            "WORKBOOK_STEPS": str(settings.steps),
+        },
+    )
     boxed = isolation(settings.sandbox) == "bwrap"
     if boxed:
         sandbox.write_kernelspec(workdir, sandbox.argv(scratch, runtime, kenv, hidden or []))
     else:
         sandbox.write_kernelspec(workdir, sandbox.plain_argv(scratch), kenv)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "GRADE_", "JUPYTER", "WORKBOOK"))}
-    env.update(JUPYTER_PATH=str(workdir), JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_DATA_DIR=str(workdir / "data"),
-               JUPYTER_CONFIG_DIR=str(workdir / "config"), PYTHONDONTWRITEBYTECODE="1",
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")  # the two plugins below, not every installed one (0.6 s)
-    cmd = [sys.executable, "-m", "pytest", "-p", "checks.nbrecord", "-p", "nbval.plugin", f"--grade-records={records}",
-           *(["--grade-ipc"] if boxed else []), "--nbval-lax", f"--nbval-kernel-name={sandbox.KERNEL_NAME}",
-           f"--nbval-cell-timeout={settings.cell_timeout}", "-p", "no:cacheprovider", "-q", "--tb=no",
-           f"--junitxml={junit}", "-c", str(workdir / "pytest.ini"), "--rootdir", str(workdir), str(nb_path)]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST", "GRADE_", "JUPYTER", "WORKBOOK"))
+    }
+    env.update(
+        JUPYTER_PATH=str(workdir),
+        JUPYTER_RUNTIME_DIR=str(runtime),
+        JUPYTER_DATA_DIR=str(workdir / "data"),
+        JUPYTER_CONFIG_DIR=str(workdir / "config"),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+    )  # the two plugins below, not every installed one (0.6 s)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "checks.nbrecord",
+        "-p",
+        "nbval.plugin",
+        f"--grade-records={records}",
+        *(["--grade-ipc"] if boxed else []),
+        "--nbval-lax",
+        f"--nbval-kernel-name={sandbox.KERNEL_NAME}",
+        f"--nbval-cell-timeout={settings.cell_timeout}",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--tb=no",
+        f"--junitxml={junit}",
+        "-c",
+        str(workdir / "pytest.ini"),
+        "--rootdir",
+        str(workdir),
+        str(nb_path),
+    ]
     limit = settings.memory_mb * 2**20
 
     parent = os.getpid()
 
-    def limits() -> None:  # in the child: its own process group, and a cap on memory for it and the kernel
+    def limits() -> (
+        None
+    ):  # in the child: its own process group, and a cap on memory for it and the kernel
         os.setsid()
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -422,8 +537,9 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
     started, fault = time.monotonic(), None
     try:
         with open(workdir / "pytest.log", "wb") as log:
-            proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    preexec_fn=limits)
+            proc = subprocess.Popen(
+                cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits
+            )
             _RUNNING[proc.pid] = getattr(_TASK, "name", None)
             try:
                 fault = _watch(proc, started + settings.notebook_timeout, settings.notebook_timeout)
@@ -446,7 +562,9 @@ def run_notebook(plan: Plan | nbformat.NotebookNode, workdir: Path, settings: Se
     return run
 
 
-SOCKET_ROOM = 40  # characters of folder name that leave room for a kernel's Unix socket paths (~107 at most)
+SOCKET_ROOM = (
+    40  # characters of folder name that leave room for a kernel's Unix socket paths (~107 at most)
+)
 
 
 def _short_temp() -> str:
@@ -503,7 +621,8 @@ KERNEL_DIED = "the kernel died (a crash, or more memory than allowed); the grade
 
 def _watch(proc: subprocess.Popen, deadline: float, limit: int) -> str | None:
     """Wait for a grading run; its fault, if any. A kernel that dies is noticed within seconds
-    (Linux: its process is gone while the test runner still waits on it), not at the cell timeout."""
+    (Linux: its process is gone while the test runner still waits on it), not at the
+    cell timeout."""
     seen, gone = False, None
     while True:
         try:
@@ -535,7 +654,9 @@ def _kernel_alive(parent: int) -> bool | None:
         try:
             stat = (entry / "stat").read_text()
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == parent and b".json" in (entry / "cmdline").read_bytes():  # -f CONNECTION_FILE.json
+            if (
+                ppid == parent and b".json" in (entry / "cmdline").read_bytes()
+            ):  # -f CONNECTION_FILE.json
                 return True
         except (OSError, ValueError, IndexError):
             continue
@@ -543,7 +664,8 @@ def _kernel_alive(parent: int) -> bool | None:
 
 
 def _cells(junit: Path) -> tuple[dict[int, str], dict[int, float]]:
-    """From the test runner's report: each failing cell's error in one line, and each cell's time."""
+    """From the test runner's report: each failing cell's error in one line, and each
+    cell's time."""
     errors: dict[int, str] = {}
     seconds: dict[int, float] = {}
     try:
@@ -557,14 +679,19 @@ def _cells(junit: Path) -> tuple[dict[int, str], dict[int, float]]:
         seconds[int(name.split()[1])] = float(case.get("time") or 0.0)
         bad = case.find("failure") if case.find("failure") is not None else case.find("error")
         if bad is not None:
-            errors[int(name.split()[1])] = _one_line_error((bad.get("message") or "") + "\n" + (bad.text or ""))
+            errors[int(name.split()[1])] = _one_line_error(
+                (bad.get("message") or "") + "\n" + (bad.text or "")
+            )
     return errors, seconds
 
 
 def _one_line_error(text: str) -> str:
     text = re.sub(r"(\x1b|#x1B)\[[0-9;]*m", "", text)  # colours, raw or as junit XML writes them
     if "Failed to interrupt kernel" in text:
-        return "the kernel stopped responding (it crashed, or ran out of time and could not be interrupted)"
+        return (
+            "the kernel stopped responding (it crashed, or ran out of time and could not be "
+            "interrupted)"
+        )
     if "Timeout" in text or "timed out" in text:
         return "the cell ran out of time"
     if "Kernel died" in text or "DeadKernel" in text or "kernel died" in text.lower():
@@ -579,8 +706,15 @@ def _one_line_error(text: str) -> str:
 # ---------------------------------------------------------------- judging
 
 
-def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], settings: Settings,
-                 sources: dict[str, str] | None = None, reviews: dict[str, str] | None = None) -> list[dict]:
+def judge_values(
+    ex: Exercise,
+    ref: dict,
+    run: Run,
+    concerns: list[str],
+    settings: Settings,
+    sources: dict[str, str] | None = None,
+    reviews: dict[str, str] | None = None,
+) -> list[dict]:
     """One row per check of ``ex``: the learner's recorded value judged against the reference,
     with the learner's cell source (``sources``, by check) for what only the code can tell."""
     rows = []
@@ -588,7 +722,9 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
     for i, c in enumerate(concerns):
         for check in filter(None, c.split(",")):
             cell_of.setdefault(check, i)
-    fatal = min((i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None)
+    fatal = min(
+        (i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None
+    )
     answers = {n for a in ex.answers for n in a.names}
     point = {c: k for k, a in enumerate(ex.answers) for c in a.checks}
     for check in ex.checks:
@@ -598,48 +734,101 @@ def judge_values(ex: Exercise, ref: dict, run: Run, concerns: list[str], setting
         cell_error = run.cell_errors.get(at)
         usable = isinstance(y, torch.Tensor) or y == MISSING
         if not isinstance(e, torch.Tensor):
-            rows.append(_row(check, False, "", "the reference run recorded no value (an instructor-side problem)"))
+            rows.append(
+                _row(
+                    check,
+                    False,
+                    "",
+                    "the reference run recorded no value (an instructor-side problem)",
+                )
+            )
         elif not usable and cell_error:
             rows.append(_row(check, False, "", cell_error))
         elif isinstance(y, str) and y == DELETED:
-            rows.append(_row(check, False, "missing", f"{var} is not defined: its answer cell is missing or no longer assigns it"))
+            rows.append(
+                _row(
+                    check,
+                    False,
+                    "missing",
+                    f"{var} is not defined: its answer cell is missing or no longer assigns it",
+                )
+            )
         elif y is None:
             if fatal is not None and at > fatal:
-                reason = f"not reached: the kernel stopped in an earlier cell ({concerns[fatal] or 'cell ' + str(fatal)})"
+                reason = (
+                    "not reached: the kernel stopped in an earlier cell "
+                    f"({concerns[fatal] or 'cell ' + str(fatal)})"
+                )
             else:
-                reason = run.fault or "the answer was not recorded (the notebook stopped, or interfered with the grader)"
+                reason = (
+                    run.fault
+                    or "the answer was not recorded (the notebook stopped, or interfered with the "
+                    "grader)"
+                )
             rows.append(_row(check, False, "", reason))
         elif isinstance(y, str) and y.startswith("<error: "):
-            what = y[len("<error: "):-1]
+            what = y[len("<error: ") : -1]
             word = "missing" if what == "NotWritten" else "wrong"
-            rows.append(_row(check, False, word, f"computing {var} raised {what}" + (" (not written yet)" if word == "missing" else "")))
+            rows.append(
+                _row(
+                    check,
+                    False,
+                    word,
+                    f"computing {var} raised {what}"
+                    + (" (not written yet)" if word == "missing" else ""),
+                )
+            )
         elif isinstance(y, str) and y != MISSING:
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
-            why = ((reviews or {}).get(check) or handed_back(y, e, ref, point[check], answers)
-                   or _twin_not_earned(check, e, ref, point, rows))
-            res = judge_one(check, var, ... if isinstance(y, str) else y, e, settings,
-                            (sources or {}).get(check), cell_error, ref.get(FACTS + check), answers, why)
-            rows.append(_review_row(check, why, res) if why and res.ok else {"check": check, **res.row()})
+            why = (
+                (reviews or {}).get(check)
+                or handed_back(y, e, ref, point[check], answers)
+                or _twin_not_earned(check, e, ref, point, rows)
+            )
+            res = judge_one(
+                check,
+                var,
+                ... if isinstance(y, str) else y,
+                e,
+                settings,
+                (sources or {}).get(check),
+                cell_error,
+                ref.get(FACTS + check),
+                answers,
+                why,
+            )
+            rows.append(
+                _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
+            )
     return rows
 
 
-def _twin_not_earned(check: str, e: torch.Tensor, ref: dict, point: dict[str, int],
-                     rows: list[dict]) -> str | None:
+def _twin_not_earned(
+    check: str, e: torch.Tensor, ref: dict, point: dict[str, int], rows: list[dict]
+) -> str | None:
     """Why a check that asks again for a quantity of an earlier cell (exercise 2's fused ``dlogits``
     is exercise 1's) needs a look: none of the earlier checks of it passed, yet the grader handed
     the right value in before this cell, where it could be copied (with noise, say); else None.
     Only an earlier exercise's checks count: within one, a step often equals the one before it
     (03's ``dlogits`` is ``dnorm_logits`` up to the max's tiny path) and is rightly built on it."""
     section = check.split("/")[0]
-    twins = [c for c in point if point[c] < point[check] and c.split("/")[0] != section
-             and isinstance(ref.get(c), torch.Tensor)
-             and ref[c].shape == e.shape and torch.allclose(ref[c], e, rtol=1e-4, atol=1e-6)]
+    twins = [
+        c
+        for c in point
+        if point[c] < point[check]
+        and c.split("/")[0] != section
+        and isinstance(ref.get(c), torch.Tensor)
+        and ref[c].shape == e.shape
+        and torch.allclose(ref[c], e, rtol=1e-4, atol=1e-6)
+    ]
     passed = {r["check"] for r in rows if r["passed"] == "true"}
     if not twins or passed & set(twins):
         return None
-    return (f"this is the quantity of {', '.join(twins)}, which the notebook did not get right there; the grader "
-            "handed the right one in before this cell, where it could be copied")
+    return (
+        f"this is the quantity of {', '.join(twins)}, which the notebook did not get right "
+        "there; the grader handed the right one in before this cell, where it could be copied"
+    )
 
 
 def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]) -> str | None:
@@ -651,31 +840,55 @@ def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]
         return None
     for j in range(k + 1):
         for name, t in ref.get(STATE + str(j), {}).items():
-            if (name in answers and isinstance(t, torch.Tensor) and t.shape == y.shape and t.dtype == y.dtype
-                    and torch.equal(t.detach(), y) and not (t.shape == e.shape and torch.equal(t.detach(), e))):
-                return (f"the answer is, bit for bit, the `{name}` the grader handed the notebook before this "
-                        "cell: compute it in this cell")
+            if (
+                name in answers
+                and isinstance(t, torch.Tensor)
+                and t.shape == y.shape
+                and t.dtype == y.dtype
+                and torch.equal(t.detach(), y)
+                and not (t.shape == e.shape and torch.equal(t.detach(), e))
+            ):
+                return (
+                    f"the answer is, bit for bit, the `{name}` the grader handed the notebook "
+                    "before this cell: compute it in this cell"
+                )
     return None
 
 
 def _review_row(check: str, why: str, res: Result) -> dict:
     """A row not credited until an instructor has looked: why, and what the comparison said."""
     said = "the value matches" if res.ok else f"the value does not match ({res.mistake or 'wrong'})"
-    return {**_row(check, False, "review", f"{why}: not credited until an instructor has looked at it"),
-            "note": said}
+    return {
+        **_row(check, False, "review", f"{why}: not credited until an instructor has looked at it"),
+        "note": said,
+    }
 
 
-def judge_one(check: str, var: str, y: object, e: torch.Tensor, settings: Settings,
-              code: str | None = None, cell_error: str | None = None,
-              facts: dict | None = None, answers: set[str] | None = None,
-              review: str | None = None) -> Result:
+def judge_one(
+    check: str,
+    var: str,
+    y: object,
+    e: torch.Tensor,
+    settings: Settings,
+    code: str | None = None,
+    cell_error: str | None = None,
+    facts: dict | None = None,
+    answers: set[str] | None = None,
+    review: str | None = None,
+) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
     and hints, with the graph's facts from the reference run (``facts``) in place of the graph."""
     name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
     value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
     source = "the instructor's solution" if value else "autograd"
-    ctx = Context(name, batch_sizes=[settings.batch], value=value, source=source,
-                  strict_shapes=settings.strict_shapes, answer_label=var)
+    ctx = Context(
+        name,
+        batch_sizes=[settings.batch],
+        value=value,
+        source=source,
+        strict_shapes=settings.strict_shapes,
+        answer_label=var,
+    )
 
     def check() -> Result:
         nonlocal ctx
@@ -711,7 +924,9 @@ def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, st
     for a in ex.answers:
         code = learner.get(a.index) or ""
         uses = [u for u in autograd_uses(code) if u not in autograd_uses(a.template)]
-        around = [u for u in reaches_around(code) if u not in reaches_around(a.template) and u not in uses]
+        around = [
+            u for u in reaches_around(code) if u not in reaches_around(a.template) and u not in uses
+        ]
         pasted = numbers_written(code) - numbers_written(a.template)
         why = earlier
         if around:
@@ -723,7 +938,10 @@ def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, st
         if why:
             reviews.update({c: why for c in a.checks})
         if lasting(around) and earlier is None:  # what it changed in the kernel lasts
-            earlier = f"an earlier cell reaches around what the grader can read ({_listed(lasting(around))})"
+            earlier = (
+                "an earlier cell reaches around what the grader can read "
+                f"({_listed(lasting(around))})"
+            )
     return reviews
 
 
@@ -734,28 +952,38 @@ def _listed(items: list[str]) -> str:
 def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
     """A row that no comparison made: the grader's own reason, which states no expected value, is
     the learner's feedback too."""
-    return {"check": check, "passed": "true" if passed else "false", "mistake": mistake,
-            "reason": reason, "note": "", "feedback": reason}
+    return {
+        "check": check,
+        "passed": "true" if passed else "false",
+        "mistake": mistake,
+        "reason": reason,
+        "note": "",
+        "feedback": reason,
+    }
 
 
 # ---------------------------------------------------------------- the whole run
 
 
 class Grader:
-    def __init__(self, out: Path, settings: Settings, solutions: Path = SOLUTIONS,
-                 cache: Path | None = None) -> None:
+    def __init__(
+        self, out: Path, settings: Settings, solutions: Path = SOLUTIONS, cache: Path | None = None
+    ) -> None:
         self.out, self.settings = out, settings
         self.cache = cache or out / ".reference"  # reference values, kept between runs
         self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
-        # kept out of a sandbox even inside what it may read (the hint ladders hold the solution lines)
+        # kept out of a sandbox even inside what it may read (the hint ladders hold the solution
+        # lines)
         self.hidden = [solutions, out, self.cache, HINTS]
 
     def cache_of(self, ex: Exercise) -> Path:
         """The file that keeps ``ex``'s reference values for these settings."""
         s = self.settings
-        key = hashlib.sha256((ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed").encode()).hexdigest()[:16]
+        key = hashlib.sha256(
+            (ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed").encode()
+        ).hexdigest()[:16]
         return self.cache / f"{ex.path.stem}-{key}.pt"
 
     def reference(self, ex: Exercise) -> dict:
@@ -766,13 +994,19 @@ class Grader:
             else:
                 # the instructor's own notebook: it needs no sandbox
                 work = self.out / ".work" / f"reference-{ex.path.stem}"
-                run = run_notebook(assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none"))
+                run = run_notebook(
+                    assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
+                )
                 missing = [c for c in ex.checks if c not in run.values]
                 if missing or len(run.states) < len(ex.answers):
-                    raise RuntimeError(f"the reference run of {ex.name} recorded no value for {missing[:3]}: "
-                                       f"{run.fault or run.cell_errors}")
+                    raise RuntimeError(
+                        f"the reference run of {ex.name} recorded no value for {missing[:3]}: "
+                        f"{run.fault or run.cell_errors}"
+                    )
                 values, last = dict(run.values), {}
-                for k, st in sorted(run.states.items()):  # a tensor unchanged since the last point is kept once
+                for k, st in sorted(
+                    run.states.items()
+                ):  # a tensor unchanged since the last point is kept once
                     st = {n: last[n] if _same(last.get(n, _UNSET), v) else v for n, v in st.items()}
                     values[STATE + str(k)], values[NAMES + str(k)] = st, list(st)
                     last.update(st)
@@ -799,13 +1033,18 @@ class Grader:
         run = run_notebook(plan, work, self.settings, self.hidden)
         sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
         reviews = source_reviews(ex, learner)
-        for cell, calls in run.autograd.items():  # seen at run time, where the handed-out cell runs none
+        for (
+            cell,
+            calls,
+        ) in run.autograd.items():  # seen at run time, where the handed-out cell runs none
             for a in ex.answers:
                 if set(plan.learner[cell]) & set(a.checks) and not autograd_uses(a.template):
                     why = f"the cell ran autograd ({', '.join(dict.fromkeys(calls))})"
                     reviews.update({c: reviews.get(c, why) for c in a.checks})
-        rows = [{**base, **r} for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources,
-                                                     reviews)]
+        rows = [
+            {**base, **r}
+            for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
+        ]
         shutil.rmtree(work, ignore_errors=True)
         return rows
 
@@ -817,8 +1056,10 @@ def isolation(wanted: str) -> str:
     if sandbox.bwrap():
         return "bwrap"
     if wanted == "bwrap":
-        raise RuntimeError("--sandbox bwrap: bubblewrap is not installed or cannot make a sandbox here "
-                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+        raise RuntimeError(
+            "--sandbox bwrap: bubblewrap is not installed or cannot make a sandbox here "
+            "(Debian/Ubuntu: apt-get install bubblewrap)"
+        )
     return "none"
 
 
@@ -830,9 +1071,16 @@ def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
     return subs
 
 
-def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SOLUTIONS,
-          progress=print, cache: Path | None = None, executor: str = "local",
-          scheduler: str | None = None) -> list[dict]:
+def grade(
+    paths: list[Path],
+    out: Path,
+    settings: Settings,
+    solutions: Path = SOLUTIONS,
+    progress=print,
+    cache: Path | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> list[dict]:
     """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
     the submissions hold get a reference run; ``cache`` keeps reference values between runs.
     ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one)."""
@@ -847,15 +1095,19 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SO
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
     subs = submissions_of(paths)
-    needed = {ex.name for _, nbs in subs for nb in nbs if (ex := exercise_for(nb, grader.exercises))}
+    needed = {
+        ex.name for _, nbs in subs for nb in nbs if (ex := exercise_for(nb, grader.exercises))
+    }
     for ex in grader.exercises.values():
         if ex.name not in needed:
             continue
         if grader.cache_of(ex).exists():
             progress(f"reference of {ex.name}: from the cache ({grader.cache_of(ex).parent})")
         else:
-            progress(f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, "
-                     f"{settings.steps} steps)")
+            progress(
+                f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, "
+                f"{settings.steps} steps)"
+            )
         grader.reference(ex)
     todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, settings)).exists()]
     if len(todo) < len(subs):
@@ -880,7 +1132,10 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SO
         finished += 1
         passed = sum(r["passed"] == "true" for r in rows)
         rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
-        progress(f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass ({rate:.1f} submissions/min)")
+        progress(
+            f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass "
+            f"({rate:.1f} submissions/min)"
+        )
 
     _STOPPING.clear()
     try:
@@ -908,20 +1163,33 @@ def grade(paths: list[Path], out: Path, settings: Settings, solutions: Path = SO
     return rows
 
 
-def grade_submission(grader: Grader, sub: str, nbs: list[Path], progress=print) -> tuple[list[dict], list[str]]:
+def grade_submission(
+    grader: Grader, sub: str, nbs: list[Path], progress=print
+) -> tuple[list[dict], list[str]]:
     """One submission's rows, and its copies not graded ("file (graded: file)")."""
     rows = []
     if not nbs:
-        rows.append({"submission": sub, "notebook": "-", **_row("-", False, "", "no notebook in this submission")})
+        rows.append(
+            {
+                "submission": sub,
+                "notebook": "-",
+                **_row("-", False, "", "no notebook in this submission"),
+            }
+        )
     chosen, ignored = one_copy_each(nbs, grader.exercises)
     for other, kept in ignored:
-        progress(f"{sub}: {other.name} is another copy of {kept.name}'s exercise: only {kept.name} is graded")
+        progress(
+            f"{sub}: {other.name} is another copy of {kept.name}'s exercise: "
+            f"only {kept.name} is graded"
+        )
     for nb in chosen:
         rows += grader.grade_notebook(sub, nb)
     return rows, [f"{o.name} (graded: {k.name})" for o, k in ignored]
 
 
-def one_copy_each(nbs: list[Path], exercises: dict[str, Exercise]) -> tuple[list[Path], list[tuple[Path, Path]]]:
+def one_copy_each(
+    nbs: list[Path], exercises: dict[str, Exercise]
+) -> tuple[list[Path], list[tuple[Path, Path]]]:
     """The notebooks to grade, one per exercise, and the (ignored, graded) other copies.
 
     Of several copies of one exercise in a submission, the one named exactly like the exercise is
@@ -942,8 +1210,9 @@ def one_copy_each(nbs: list[Path], exercises: dict[str, Exercise]) -> tuple[list
     return sorted(chosen, key=lambda p: p.name), ignored
 
 
-def _recorded(subs: list[tuple[str, list[Path]]], done_dir: Path,
-              settings: Settings) -> tuple[list[dict], list[str]]:
+def _recorded(
+    subs: list[tuple[str, list[Path]]], done_dir: Path, settings: Settings
+) -> tuple[list[dict], list[str]]:
     """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
     rows, ignored = [], []
     for s, nbs in subs:
@@ -962,7 +1231,9 @@ def _key(sub: str, nbs: list[Path], settings: Settings | None = None) -> str:
     h = hashlib.sha256()
     h.update(f"rows {ROWS}\n{sub}".encode())
     if settings is not None:  # another seed or batch grades again
-        h.update(f"{settings.seed}/{settings.batch}/{settings.steps}/{settings.strict_shapes}".encode())
+        h.update(
+            f"{settings.seed}/{settings.batch}/{settings.steps}/{settings.strict_shapes}".encode()
+        )
     for p in nbs:
         h.update(str(p).encode())
         with contextlib.suppress(OSError):
@@ -970,9 +1241,12 @@ def _key(sub: str, nbs: list[Path], settings: Settings | None = None) -> str:
     return h.hexdigest()[:24] + ".json"
 
 
-def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None,
-                  settings: Settings | None = None) -> None:
-    rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))  # stable: checks stay in notebook order
+def write_reports(
+    rows: list[dict], out: Path, ignored: list[str] | None = None, settings: Settings | None = None
+) -> None:
+    rows = sorted(
+        rows, key=lambda r: (r["submission"], r["notebook"])
+    )  # stable: checks stay in notebook order
     _write_csv(out / "grades.csv", FIELDS, rows)
     try:  # the instructor's overrides: never written here but for an empty file with its header
         overrides, unread = load_overrides(ensure_overrides(out)), []
@@ -980,28 +1254,53 @@ def write_reports(rows: list[dict], out: Path, ignored: list[str] | None = None,
         overrides, unread = [], [f"{why} (no override applied)"]
     scores, warnings = with_overrides(rows, overrides)
     warnings = unread + warnings
-    passed = collections.Counter((r["submission"], r["notebook"]) for r in rows if r["passed"] == "true")
-    _write_csv(out / "totals.csv", ["submission", "notebook", "passed", "checks", "points", "score"],
-               [{"submission": s, "notebook": n, "passed": passed[(s, n)], "checks": f"{c:g}", "points": f"{p:g}",
-                 "score": f"{p / c:.3f}"} for (s, n), (p, c) in points_of(scores).items()])
+    passed = collections.Counter(
+        (r["submission"], r["notebook"]) for r in rows if r["passed"] == "true"
+    )
+    _write_csv(
+        out / "totals.csv",
+        ["submission", "notebook", "passed", "checks", "points", "score"],
+        [
+            {
+                "submission": s,
+                "notebook": n,
+                "passed": passed[(s, n)],
+                "checks": f"{c:g}",
+                "points": f"{p:g}",
+                "score": f"{p / c:.3f}",
+            }
+            for (s, n), (p, c) in points_of(scores).items()
+        ],
+    )
     per_check: dict[tuple[str, str], list[dict]] = collections.OrderedDict()
     for r in sorted(rows, key=lambda r: r["notebook"]):
         per_check.setdefault((r["notebook"], r["check"]), []).append(r)
     lines = ["# Class report", ""]
     if settings is not None:
-        lines += [f"Graded with seed {settings.seed}, batch {settings.batch}, {settings.steps} training steps "
-                  f"(`--seed {settings.seed} --batch {settings.batch} --steps {settings.steps}` reproduces it).", ""]
+        lines += [
+            f"Graded with seed {settings.seed}, batch {settings.batch}, {settings.steps} training "
+            f"steps (`--seed {settings.seed} --batch {settings.batch} --steps {settings.steps}` "
+            "reproduces it).",
+            "",
+        ]
     lines += ["| notebook | check | passed | most common mistakes |", "|---|---|---|---|"]
     for (nb, check), rs in per_check.items():
         words = collections.Counter(r["mistake"] or "error" for r in rs if r["passed"] != "true")
         common = ", ".join(f"{w} ({k})" for w, k in words.most_common(3))
-        lines.append(f"| {nb} | {check} | {sum(r['passed'] == 'true' for r in rs)} / {len(rs)} | {common} |")
+        lines.append(
+            f"| {nb} | {check} | {sum(r['passed'] == 'true' for r in rs)} / {len(rs)} | {common} |"
+        )
     if warnings:
         lines += ["", "## Overrides not applied", ""] + [f"- {w}" for w in warnings]
     if ignored:
-        lines += ["", "## Copies not graded", "",
-                  "A submission held several copies of one exercise; the one named like the exercise (else the first "
-                  "by name) was graded:", ""] + [f"- {x}" for x in ignored]
+        lines += [
+            "",
+            "## Copies not graded",
+            "",
+            "A submission held several copies of one exercise; the one named like the exercise "
+            "(else the first by name) was graded:",
+            "",
+        ] + [f"- {x}" for x in ignored]
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
@@ -1014,8 +1313,13 @@ def _write_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
     tmp.replace(path)
 
 
-def self_check(path: Path, settings: Settings, only: str = "", fail_under: float = 0.0,
-               solutions: Path = SOLUTIONS) -> int:
+def self_check(
+    path: Path,
+    settings: Settings,
+    only: str = "",
+    fail_under: float = 0.0,
+    solutions: Path = SOLUTIONS,
+) -> int:
     """A learner's own score, as the grader would give it; exit 1 when the share of passed checks
     (those whose name starts with ``only``) is below ``fail_under``, and 2, before any run, when the
     notebook is not a copy of one of the exercises. Only that exercise's reference is run, and it
@@ -1023,12 +1327,21 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
     if not is_exercise(path, solutions):
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        rows = grade([path], Path(tmp), settings, solutions, progress=lambda s: print(s, file=sys.stderr),
-                     cache=self_check_cache())
+        rows = grade(
+            [path],
+            Path(tmp),
+            settings,
+            solutions,
+            progress=lambda s: print(s, file=sys.stderr),
+            cache=self_check_cache(),
+        )
     if only and not any(r["check"].startswith(only) for r in rows):
         prefixes = sorted({r["check"].split("/")[0] + "/" for r in rows})
-        print(f"no check's name starts with {only!r}: this notebook's start with {', '.join(prefixes)}",
-              file=sys.stderr)
+        print(
+            f"no check's name starts with {only!r}: this notebook's start with "
+            f"{', '.join(prefixes)}",
+            file=sys.stderr,
+        )
         return 2
     rows = [r for r in rows if r["check"].startswith(only)]
     width = max(len(r["check"]) for r in rows)
@@ -1043,10 +1356,15 @@ def self_check(path: Path, settings: Settings, only: str = "", fail_under: float
 
 def is_exercise(path: Path, solutions: Path) -> bool:
     """Whether ``path`` is a copy of one of the exercises; says so when it is not."""
-    exercises = {p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers}
+    exercises = {
+        p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers
+    }
     if path.is_file() and exercise_for(path, exercises) is not None:
         return True
-    print(f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded", file=sys.stderr)
+    print(
+        f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded",
+        file=sys.stderr,
+    )
     return False
 
 
@@ -1074,34 +1392,87 @@ def self_check_cache() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m checks.grade", description=__doc__.split("\n")[0])
-    p.add_argument("submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks")
+    p.add_argument(
+        "submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks"
+    )
     p.add_argument("--out", type=Path, help="folder for grades.csv, totals.csv and report.md")
-    p.add_argument("--self", dest="self_check", action="store_true", help="grade your own notebook and print the score")
+    p.add_argument(
+        "--self",
+        dest="self_check",
+        action="store_true",
+        help="grade your own notebook and print the score",
+    )
     p.add_argument("--solutions", type=Path, default=SOLUTIONS)
-    p.add_argument("--only", default="", help="with --self: count only checks whose name starts with this (e.g. ex1/)")
-    p.add_argument("--fail-under", type=float, default=0.0, help="with --self: exit 1 below this share of passed checks")
+    p.add_argument(
+        "--only",
+        default="",
+        help="with --self: count only checks whose name starts with this (e.g. ex1/)",
+    )
+    p.add_argument(
+        "--fail-under",
+        type=float,
+        default=0.0,
+        help="with --self: exit 1 below this share of passed checks",
+    )
     d = Settings()
-    p.add_argument("--seed", type=int, default=None,
-                   help="the notebooks' random seed (default: drawn fresh, kept in the out folder for a resumed run)")
-    p.add_argument("--batch", type=int, default=None, help="the minibatch size (default: drawn fresh, 16 to 48)")
-    p.add_argument("--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help=(
+            "the notebooks' random seed (default: drawn fresh, kept in the out folder for a "
+            "resumed run)"
+        ),
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="the minibatch size (default: drawn fresh, 16 to 48)",
+    )
+    p.add_argument(
+        "--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)"
+    )
     p.add_argument("--cell-timeout", type=int, default=d.cell_timeout)
     p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout)
     p.add_argument("--memory-mb", type=int, default=d.memory_mb)
     p.add_argument("--jobs", type=int, default=d.jobs)
-    p.add_argument("--sandbox", choices=["auto", "bwrap", "none"], default="auto",
-                   help="where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works (default)")
-    p.add_argument("--executor", choices=["local", "dask"], default="local",
-                   help="local: a thread per job on this machine; dask: tasks on a dask cluster (the [dask] extra)")
-    p.add_argument("--scheduler", help="with --executor dask: the scheduler's address (default: a local cluster "
-                   "of --jobs workers)")
-    p.add_argument("--strict-shapes", action="store_true",
-                   help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)")
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "none"],
+        default="auto",
+        help=(
+            "where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works "
+            "(default)"
+        ),
+    )
+    p.add_argument(
+        "--executor",
+        choices=["local", "dask"],
+        default="local",
+        help=(
+            "local: a thread per job on this machine; dask: tasks on a dask cluster "
+            "(the [dask] extra)"
+        ),
+    )
+    p.add_argument(
+        "--scheduler",
+        help="with --executor dask: the scheduler's address (default: a local cluster "
+        "of --jobs workers)",
+    )
+    p.add_argument(
+        "--strict-shapes",
+        action="store_true",
+        help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)",
+    )
     a = p.parse_args(argv)
     if a.out is None and not a.self_check:
         p.error("--out DIR is needed (or --self)")
     if a.executor == "dask" and importlib.util.find_spec("distributed") is None:
-        print("--executor dask needs dask's distributed: pip install 'backprop-workbook[dask]'", file=sys.stderr)
+        print(
+            "--executor dask needs dask's distributed: pip install 'backprop-workbook[dask]'",
+            file=sys.stderr,
+        )
         return 2
     if a.self_check and not is_exercise(a.submissions[0], a.solutions):
         return 2  # before anything is drawn, run or written
@@ -1110,19 +1481,39 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as why:
         print(why, file=sys.stderr)
         return 2
-    # numbers that ship with the code could be answered with literals: draw them (or take the instructor's)
-    seed, batch = draw_numbers(self_check_cache().parent if a.self_check else a.out, a.seed, a.batch)
-    settings = Settings(seed, batch, a.steps, a.cell_timeout, a.notebook_timeout, a.memory_mb, a.jobs,
-                        a.strict_shapes, a.sandbox)
+    # numbers that ship with the code could be answered with literals: draw them (or take the
+    # instructor's)
+    seed, batch = draw_numbers(
+        self_check_cache().parent if a.self_check else a.out, a.seed, a.batch
+    )
+    settings = Settings(
+        seed,
+        batch,
+        a.steps,
+        a.cell_timeout,
+        a.notebook_timeout,
+        a.memory_mb,
+        a.jobs,
+        a.strict_shapes,
+        a.sandbox,
+    )
     if a.self_check:
         return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
     try:
-        rows = grade(a.submissions, a.out, settings, a.solutions, executor=a.executor, scheduler=a.scheduler)
+        rows = grade(
+            a.submissions, a.out, settings, a.solutions, executor=a.executor, scheduler=a.scheduler
+        )
     except KeyboardInterrupt:
-        print("interrupted: the submissions graded so far are in the reports; run again to grade the rest",
-              file=sys.stderr)
+        print(
+            "interrupted: the submissions graded so far are in the reports; run again to grade "
+            "the rest",
+            file=sys.stderr,
+        )
         return 130
-    print(f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; wrote {a.out / 'grades.csv'}")
+    print(
+        f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; "
+        f"wrote {a.out / 'grades.csv'}"
+    )
     return 0
 
 

@@ -63,14 +63,20 @@ def frame_ints(frame: FrameType | None, names: tuple[str, ...] = ("n", "batch_si
         for scope in (frame.f_locals, frame.f_globals):
             for key in names:
                 val = scope.get(key)
-                if isinstance(val, int) and not isinstance(val, bool) and val > 1 and val not in out:
+                if (
+                    isinstance(val, int)
+                    and not isinstance(val, bool)
+                    and val > 1
+                    and val not in out
+                ):
                     out.append(val)
         frame = frame.f_back
     return out
 
 
 def grad_of(t: torch.Tensor) -> torch.Tensor | None:
-    """``t.grad``, without the warning PyTorch gives for a non-leaf tensor that does not retain it (it is None then)."""
+    """``t.grad``, without the warning PyTorch gives for a non-leaf tensor that does not retain it
+    (it is None then)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return t.grad
@@ -109,8 +115,11 @@ def is_use_of(t: torch.Tensor, nxt: Node | None, slot: int) -> bool:
     return getattr(nxt, "variable", None) is t
 
 
-def uses(root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | None = None) -> list[tuple[Node, list[int]]]:
-    """The operations that consumed ``t`` on the way to ``root``, with the input slots that are ``t``."""
+def uses(
+    root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | None = None
+) -> list[tuple[Node, list[int]]]:
+    """The operations that consumed ``t`` on the way to ``root``, with the input slots
+    that are ``t``."""
     out = []
     for node in walk(root) if parents is None else parents:
         slots = [j for j, (nxt, nr) in enumerate(node.next_functions) if is_use_of(t, nxt, nr)]
@@ -119,15 +128,22 @@ def uses(root: torch.Tensor, t: torch.Tensor, parents: dict[Node, list[Node]] | 
     return out
 
 
-def find_root(t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None) -> torch.Tensor | None:
-    """The scalar the backward pass started from: ``loss`` if given, else a variable that reaches ``t``.
+def find_root(
+    t: torch.Tensor, names: dict[str, torch.Tensor], loss: torch.Tensor | None = None
+) -> torch.Tensor | None:
+    """The scalar the backward pass started from: ``loss`` if given, else a variable that
+    reaches ``t``.
 
-    Of several named scalars that reach ``t`` (``tL``, and the ``te = ta * tb`` it was built from), the
-    root is one that no other uses: the last in the chain. ``loss`` is preferred among those, and
-    unnamed live scalars are tried only when no variable reaches ``t``.
+    Of several named scalars that reach ``t`` (``tL``, and the ``te = ta * tb`` it was built from),
+    the root is one that no other uses: the last in the chain. ``loss`` is preferred among those,
+    and unnamed live scalars are tried only when no variable reaches ``t``.
     """
     if loss is not None:
-        return loss if isinstance(loss, torch.Tensor) and loss.grad_fn is not None and uses(loss, t) else None
+        return (
+            loss
+            if isinstance(loss, torch.Tensor) and loss.grad_fn is not None and uses(loss, t)
+            else None
+        )
     scalars = {id(v): v for v in names.values() if v.dim() == 0 and v.grad_fn is not None}
     graphs = {k: walk(v) for k, v in scalars.items()}
     reach = [k for k, v in scalars.items() if uses(v, t, graphs[k])]
@@ -148,8 +164,13 @@ def op_name(node: Node) -> str:
 class GraphFacts:
     """Uses of one tensor and their contributions, computed on demand."""
 
-    def __init__(self, t: torch.Tensor, expected: torch.Tensor, names: dict[str, torch.Tensor],
-                 loss: torch.Tensor | None = None) -> None:
+    def __init__(
+        self,
+        t: torch.Tensor,
+        expected: torch.Tensor,
+        names: dict[str, torch.Tensor],
+        loss: torch.Tensor | None = None,
+    ) -> None:
         self.t, self.expected, self.names = t, expected, names
         self.root = find_root(t, names, loss) if t.requires_grad else None
         self.by_node: dict[int, tuple[str | None, torch.Tensor]] = {}
@@ -186,7 +207,9 @@ class GraphFacts:
     def extra(self) -> list[torch.Tensor]:
         """Unnamed live tensors: graph outputs (added to ``by_node``) and integer index tensors."""
         if self._extra is None:
-            self._extra = [v for v in live_tensors() if v.grad_fn is not None or not v.is_floating_point()]
+            self._extra = [
+                v for v in live_tensors() if v.grad_fn is not None or not v.is_floating_point()
+            ]
             for v in self._extra:
                 if v.grad_fn is not None and v.grad_fn in self.parents:
                     self.by_node.setdefault(id(v.grad_fn), (None, v))
@@ -205,7 +228,11 @@ class GraphFacts:
 
     @staticmethod
     def _is_index(node: Node) -> bool:
-        return type(node).__name__ in ("IndexBackward0", "EmbeddingBackward0", "IndexSelectBackward0")
+        return type(node).__name__ in (
+            "IndexBackward0",
+            "EmbeddingBackward0",
+            "IndexSelectBackward0",
+        )
 
     # -- labels
     def label(self, node: Node) -> str:
@@ -241,7 +268,9 @@ class GraphFacts:
         """The paths, each split one step further where its output feeds several operations: the
         terms of a fused formula (batch norm's gradient is three terms, one per path)."""
         out: list[tuple[str, torch.Tensor | None]] = []
-        for i, ((node, slots), (label, c)) in enumerate(zip(self._uses, self.paths(), strict=False)):
+        for i, ((node, slots), (label, c)) in enumerate(
+            zip(self._uses, self.paths(), strict=False)
+        ):
             split = None
             got = self._output(node) if c is not None and i not in self._place else None
             if got is not None and got[0] is not None and got[0] is not self.root:
@@ -252,7 +281,10 @@ class GraphFacts:
                 if len(subs) >= 2 and all(sc is not None for _, sc in subs):
                     parts = [self._apply(node, slots, got[0], sc) for _, sc in subs]
                     if all(p is not None for p in parts):
-                        split = [(f"{label} then {sl}", p) for (sl, _), p in zip(subs, parts, strict=True)]
+                        split = [
+                            (f"{label} then {sl}", p)
+                            for (sl, _), p in zip(subs, parts, strict=True)
+                        ]
             out += split or [(label, c)]
         return out
 
@@ -263,19 +295,26 @@ class GraphFacts:
         if measured is None:
             if any(self.by_node.get(id(node)) is None for node, _ in self._uses):
                 _ = self.extra  # unnamed outputs of the uses, found among the live tensors
-            measured = [None if i in self._place else self._rebuild(node, slots)
-                        for i, (node, slots) in enumerate(self._uses)]
-        return [(self.use_label(node, slots), c) for (node, slots), c in zip(self._uses, measured, strict=False)]
+            measured = [
+                None if i in self._place else self._rebuild(node, slots)
+                for i, (node, slots) in enumerate(self._uses)
+            ]
+        return [
+            (self.use_label(node, slots), c)
+            for (node, slots), c in zip(self._uses, measured, strict=False)
+        ]
 
     def _measure(self) -> list[torch.Tensor] | None:
         """Contributions from hooks on a second backward; None when the graph was freed."""
         got: dict[int, torch.Tensor] = {}
         handles = []
         for i, (node, slots) in enumerate(self._uses):
+
             def hook(grad_inputs, grad_outputs, i=i, slots=slots):
                 parts = [grad_inputs[j] for j in slots if grad_inputs[j] is not None]
                 if parts:
                     got[i] = got.get(i, 0) + sum(parts)
+
             handles.append(node.register_hook(hook))
         saved = _retained_grads()
         try:
@@ -299,7 +338,8 @@ class GraphFacts:
         return out
 
     def _output(self, node: Node) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The tensor ``node`` produced and its gradient: the retained ``.grad``, or 1 for the root itself."""
+        """The tensor ``node`` produced and its gradient: the retained ``.grad``, or 1 for the
+        root itself."""
         root = self.root
         if root is not None and node is root.grad_fn:
             g = grad_of(root)
@@ -334,9 +374,11 @@ class GraphFacts:
         got = self._output(node)
         return None if got is None else self._apply(node, slots, *got)
 
-    def _apply(self, node: Node, slots: list[int], out: torch.Tensor | None,
-               g: torch.Tensor) -> torch.Tensor | None:
-        """The rule of ``node`` for the inputs ``slots`` (the tensor), given its output's gradient."""
+    def _apply(
+        self, node: Node, slots: list[int], out: torch.Tensor | None, g: torch.Tensor
+    ) -> torch.Tensor | None:
+        """The rule of ``node`` for the inputs ``slots`` (the tensor),
+        given its output's gradient."""
         total = None
         for slot in slots:
             rule = RULES.get(type(node).__name__)
@@ -383,8 +425,10 @@ class GraphFacts:
             frontier = nxt_frontier
         return best
 
-    def given(self, learner: Callable[[torch.Tensor], tuple[str, torch.Tensor, bool] | None],
-              ) -> tuple[torch.Tensor, list[str]] | None:
+    def given(
+        self,
+        learner: Callable[[torch.Tensor], tuple[str, torch.Tensor, bool] | None],
+    ) -> tuple[torch.Tensor, list[str]] | None:
         """The gradient the rules give when each use's output has the learner's own checked answer
         as its gradient, with the names of those answers that were wrong; None when none was."""
         if self.root is None or not self._uses:
@@ -430,8 +474,12 @@ class GraphFacts:
             # a single number: only the tensor itself, in the other factor's place ("" names it)
             pool = {"": self.t} if single else candidates
             for used, c in pool.items():
-                if (used == meant or c.shape != operand.shape or c.dtype != operand.dtype
-                        or torch.equal(c.detach(), operand)):
+                if (
+                    used == meant
+                    or c.shape != operand.shape
+                    or c.dtype != operand.dtype
+                    or torch.equal(c.detach(), operand)
+                ):
                     continue
                 self._instead = (id(node), 1 - slots[0], c.detach())
                 try:
@@ -445,8 +493,9 @@ class GraphFacts:
     def name_of(self, x: torch.Tensor) -> str | None:
         """The variable that holds ``x`` (or a tensor with the same data), if any."""
         for k, v in self.names.items():
-            if v is x or (v.shape == x.shape and v.data_ptr() == x.data_ptr()
-                          and v.stride() == x.stride()):
+            if v is x or (
+                v.shape == x.shape and v.data_ptr() == x.data_ptr() and v.stride() == x.stride()
+            ):
                 return k
         return None
 
@@ -493,9 +542,17 @@ class GraphFacts:
         out = hit[1].detach()
         src = self.t.detach()
         for val in [*self.names.values(), *self.extra]:
-            if val.dtype in (torch.int64, torch.int32) and val.numel() and tuple(val.shape) == tuple(out.shape[: val.dim()]):
+            if (
+                val.dtype in (torch.int64, torch.int32)
+                and val.numel()
+                and tuple(val.shape) == tuple(out.shape[: val.dim()])
+            ):
                 try:
-                    if int(val.min()) >= 0 and int(val.max()) < src.shape[0] and torch.equal(src[val], out):
+                    if (
+                        int(val.min()) >= 0
+                        and int(val.max()) < src.shape[0]
+                        and torch.equal(src[val], out)
+                    ):
                         return val
                 except (RuntimeError, IndexError):
                     continue
@@ -506,10 +563,14 @@ def _retained_grads() -> list[tuple[torch.Tensor, torch.Tensor | None]]:
     """Every live tensor that retains its grad, with that grad (a second backward adds to them)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return [(o, o.grad) for o in gc.get_objects() if isinstance(o, torch.Tensor) and o.retains_grad]
+        return [
+            (o, o.grad) for o in gc.get_objects() if isinstance(o, torch.Tensor) and o.retains_grad
+        ]
 
 
-Rule = Callable[[GraphFacts, Node, int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor | None]
+Rule = Callable[
+    [GraphFacts, Node, int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor | None
+]
 
 
 def _mul(f: GraphFacts, node: Node, slot: int, t: torch.Tensor, out: torch.Tensor, g: torch.Tensor):

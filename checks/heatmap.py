@@ -49,8 +49,14 @@ RTOL = 1e-5
 CELL_TITLES = 256  # draw a tooltip on every cell when there are at most this many
 
 
-def diff_svg(yours: torch.Tensor, expected: torch.Tensor, max_cells: int = 64, cell: int = 7,
-             *, name: str | None = None) -> str | None:
+def diff_svg(
+    yours: torch.Tensor,
+    expected: torch.Tensor,
+    max_cells: int = 64,
+    cell: int = 7,
+    *,
+    name: str | None = None,
+) -> str | None:
     """An inline SVG heatmap of ``yours - expected``, or None when a picture would not help.
 
     None for: shapes that are not 1-D or 2-D after dropping leading size-1 axes, shapes that
@@ -68,14 +74,17 @@ def diff_html(yours: torch.Tensor, expected: torch.Tensor, *, name: str | None =
     pic = _picture(yours, expected, 64, 7, name)
     if pic is None:
         return ""
+
     def line(parts: tuple[str, ...], sep: str) -> str:  # break lines between parts only
         return sep.join(f"<span style='white-space:nowrap'>{_esc(p)}</span>" for p in parts)
 
-    return ("<div class='workbook-heatmap' style='margin:4px 0 2px 4ch;font:11px monospace;"
-            "line-height:1.35;max-width:64ch;white-space:normal;text-align:left'>"
-            f"<div>{line(pic.parts[:2], ', ')}</div>"
-            f"<div style='opacity:0.75;margin-bottom:3px'>{line(pic.parts[2:], '; ')}</div>"
-            f"{pic.svg}</div>")
+    return (
+        "<div class='workbook-heatmap' style='margin:4px 0 2px 4ch;font:11px monospace;"
+        "line-height:1.35;max-width:64ch;white-space:normal;text-align:left'>"
+        f"<div>{line(pic.parts[:2], ', ')}</div>"
+        f"<div style='opacity:0.75;margin-bottom:3px'>{line(pic.parts[2:], '; ')}</div>"
+        f"{pic.svg}</div>"
+    )
 
 
 @dataclass(frozen=True)
@@ -84,8 +93,9 @@ class _Picture:
     parts: tuple[str, ...]  # of the caption: what and size, max |diff|, then the details
 
 
-def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
-             name: str | None) -> _Picture | None:
+def _picture(
+    yours: Any, expected: Any, max_cells: int, cell: int, name: str | None
+) -> _Picture | None:
     y, e = _as_float(yours), _as_float(expected)
     if y is None or e is None or max_cells < 1 or cell < 1:
         return None
@@ -129,8 +139,9 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
     size = f"{cols} elements" if one_d else f"{rows} × {cols}"
     parts = [f"{label}{what}, {size}"]
     flat = int(absd.argmax())
-    parts.append(f"max |diff| {_num(top)}" + (f" at {where(flat // cols, flat % cols)}"
-                                               if top > 0 else ""))
+    parts.append(
+        f"max |diff| {_num(top)}" + (f" at {where(flat // cols, flat % cols)}" if top > 0 else "")
+    )
     wrong, total, n_nonfinite = int((~ok).sum()), diff.numel(), int((~finite).sum())
     parts.append(f"{wrong} / {total} outside tolerance" if wrong else "all within tolerance")
     if n_nonfinite:
@@ -154,12 +165,14 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
     legend_w = (2 * SHADES + 1) * 7
     svg_w = max(x0 + width, x0 + legend_w + 130) + 2
     svg_h = legend_y + 20
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{svg_w}' height='{svg_h}' "
-           f"viewBox='0 0 {svg_w} {svg_h}' role='img' aria-label='{_esc(caption)}' "
-           "style='display:block;max-width:100%;height:auto;font:9px monospace;overflow:visible'>",
-           f"<title>{_esc(caption)}</title>",
-           f"<rect x='{x0 - 0.5}' y='{y0 - 0.5}' width='{width + 1}' height='{height + 1}' "
-           f"fill='{WHITE}' stroke='{OUTLINE}'/>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{svg_w}' height='{svg_h}' "
+        f"viewBox='0 0 {svg_w} {svg_h}' role='img' aria-label='{_esc(caption)}' "
+        "style='display:block;max-width:100%;height:auto;font:9px monospace;overflow:visible'>",
+        f"<title>{_esc(caption)}</title>",
+        f"<rect x='{x0 - 0.5}' y='{y0 - 0.5}' width='{width + 1}' height='{height + 1}' "
+        f"fill='{WHITE}' stroke='{OUTLINE}'/>",
+    ]
     # axis hints: first and last index of each axis, and, when only a few rows (columns) are
     # wrong, their indices in bold (in a block, the worst one's)
     score = torch.where(finite, absd, torch.full_like(absd, math.inf))
@@ -169,15 +182,30 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
     wrong_rows = [i for i in range(nr) if bool(bad[i].any() | nonfinite[i].any())]
     ticks_c = {0: "0", nc - 1: str(cols - 1)}
     bold_c = set(wrong_cols) if 0 < len(wrong_cols) <= 3 and len(wrong_cols) < nc else set()
-    ticks_c.update({j: str(j * bc + int(col_score[j * bc:(j + 1) * bc].argmax())) for j in bold_c})
+    ticks_c.update(
+        {j: str(j * bc + int(col_score[j * bc : (j + 1) * bc].argmax())) for j in bold_c}
+    )
     ticks_r = {} if one_d else {0: "0", nr - 1: str(rows - 1)}
-    bold_r = (set(wrong_rows) if not one_d and 0 < len(wrong_rows) <= 3 and len(wrong_rows) < nr
-              else set())
-    ticks_r.update({i: str(i * br + int(row_score[i * br:(i + 1) * br].argmax())) for i in bold_r})
-    out.extend(_ticks(ticks_c, side, lambda j, t, a: _text(x0 + j * side + side / 2, y0 - 3, t, a),
-                      bold_c))
-    out.extend(_ticks(ticks_r, side, lambda i, t, a: _text(x0 - 3, y0 + (i + 1) * side - 1, t, a),
-                      bold_r, anchor="end"))
+    bold_r = (
+        set(wrong_rows)
+        if not one_d and 0 < len(wrong_rows) <= 3 and len(wrong_rows) < nr
+        else set()
+    )
+    ticks_r.update(
+        {i: str(i * br + int(row_score[i * br : (i + 1) * br].argmax())) for i in bold_r}
+    )
+    out.extend(
+        _ticks(ticks_c, side, lambda j, t, a: _text(x0 + j * side + side / 2, y0 - 3, t, a), bold_c)
+    )
+    out.extend(
+        _ticks(
+            ticks_r,
+            side,
+            lambda i, t, a: _text(x0 - 3, y0 + (i + 1) * side - 1, t, a),
+            bold_r,
+            anchor="end",
+        )
+    )
 
     for i in range(nr):
         r0, r1 = i * br, min(rows, (i + 1) * br)
@@ -191,16 +219,24 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
             tip += f", {n_bad} NaN/inf"
         if not bool((~ok[r0:r1]).any()):
             tip = f"all within tolerance ({tip})"
-        out.append(f"<g transform='translate({x0},{y0 + i * side})'>"
-                   f"<title>{_esc(f'{head}: {tip}' if head else tip)}</title>")
-        fills = [NONFINITE if nonfinite[i, j] else
-                 _fill(float(value[i, j]), top) if bad[i, j] else WHITE for j in range(nc)]
+        out.append(
+            f"<g transform='translate({x0},{y0 + i * side})'>"
+            f"<title>{_esc(f'{head}: {tip}' if head else tip)}</title>"
+        )
+        fills = [
+            NONFINITE if nonfinite[i, j] else _fill(float(value[i, j]), top) if bad[i, j] else WHITE
+            for j in range(nc)
+        ]
         if small:
             for j, fill in enumerate(fills):
-                tip = (f"{where(i, j)}: yours {_num(float(y[i, j]))}, expected "
-                       f"{_num(float(e[i, j]))}, diff {_num(float(diff[i, j]))}")
-                out.append(f"<rect x='{j * side}' width='{side}' height='{side}' fill='{fill}' "
-                           f"stroke='{GRID}' stroke-width='0.5'><title>{_esc(tip)}</title></rect>")
+                tip = (
+                    f"{where(i, j)}: yours {_num(float(y[i, j]))}, expected "
+                    f"{_num(float(e[i, j]))}, diff {_num(float(diff[i, j]))}"
+                )
+                out.append(
+                    f"<rect x='{j * side}' width='{side}' height='{side}' fill='{fill}' "
+                    f"stroke='{GRID}' stroke-width='0.5'><title>{_esc(tip)}</title></rect>"
+                )
         else:
             out.extend(_runs(fills, side))
         out.append("</g>")
@@ -209,8 +245,10 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
     lx = x0
     for k in range(-SHADES, SHADES + 1):
         fill = WHITE if k == 0 else _shade(k / abs(k), abs(k))
-        out.append(f"<rect x='{lx + (k + SHADES) * 7}' y='{legend_y}' width='7' height='7' "
-                   f"fill='{fill}' stroke='{OUTLINE}' stroke-width='0.3'/>")
+        out.append(
+            f"<rect x='{lx + (k + SHADES) * 7}' y='{legend_y}' width='7' height='7' "
+            f"fill='{fill}' stroke='{OUTLINE}' stroke-width='0.3'/>"
+        )
     m = _num(top)
     out.append(_text(lx + legend_w / 2, legend_y + 17, "0", "middle"))
     if top > 0:
@@ -218,8 +256,10 @@ def _picture(yours: Any, expected: Any, max_cells: int, cell: int,
         out.append(_text(lx + legend_w, legend_y + 17, f"+{m}", "end"))
     note = "blue: yours too small, red: too large"
     if n_nonfinite:
-        out.append(f"<rect x='{lx + legend_w + 6}' y='{legend_y}' width='7' height='7' "
-                   f"fill='{NONFINITE}'/>")
+        out.append(
+            f"<rect x='{lx + legend_w + 6}' y='{legend_y}' width='7' height='7' "
+            f"fill='{NONFINITE}'/>"
+        )
         out.append(_text(lx + legend_w + 16, legend_y + 7, "NaN/inf", "start"))
     else:
         out.append(_text(lx + legend_w + 6, legend_y + 7, note, "start"))
@@ -244,8 +284,12 @@ def _align(y: torch.Tensor, e: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor
     """``yours`` and ``expected`` with leading size-1 axes dropped and ``yours`` laid out as
     ``expected`` ("same", "transposed" or "broadcast"), or None when they cannot be."""
     y, e = _squeeze(y, 2), _squeeze(e, 2)
-    transposed = (y.ndim == 2 and e.ndim == 2 and y.shape != e.shape
-                  and tuple(y.shape) == tuple(e.shape)[::-1])
+    transposed = (
+        y.ndim == 2
+        and e.ndim == 2
+        and y.shape != e.shape
+        and tuple(y.shape) == tuple(e.shape)[::-1]
+    )
     if transposed:
         y = y.T
     y, e = _squeeze(y, 1), _squeeze(e, 1)
@@ -308,8 +352,9 @@ def _runs(fills: list[str], side: int) -> list[str]:
     return [f"<path fill='{fill}' d='{''.join(d)}'/>" for fill, d in paths.items()]
 
 
-def _ticks(ticks: dict[int, str], side: int, draw: Any, wrong: set[int],
-           anchor: str = "middle") -> list[str]:
+def _ticks(
+    ticks: dict[int, str], side: int, draw: Any, wrong: set[int], anchor: str = "middle"
+) -> list[str]:
     """Tick labels at drawn cells, wrong ones first and bold; none closer than 10 px to another."""
     out: list[str] = []
     placed: list[int] = []
@@ -317,14 +362,14 @@ def _ticks(ticks: dict[int, str], side: int, draw: Any, wrong: set[int],
         if all(abs(k - p) * side >= 10 for p in placed):
             placed.append(k)
             label = draw(k, ticks[k], anchor)
-            out.append(label.replace("<text ", "<text font-weight='bold' ") if k in wrong
-                       else label)
+            out.append(
+                label.replace("<text ", "<text font-weight='bold' ") if k in wrong else label
+            )
     return out
 
 
 def _text(x: float, y: float, text: str, anchor: str) -> str:
-    return (f"<text x='{x}' y='{y}' text-anchor='{anchor}' fill='currentColor'>"
-            f"{_esc(text)}</text>")
+    return f"<text x='{x}' y='{y}' text-anchor='{anchor}' fill='currentColor'>{_esc(text)}</text>"
 
 
 def _num(x: float) -> str:

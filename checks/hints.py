@@ -45,26 +45,35 @@ class Hint:
     after: str = ""  # what to do next
 
     def __str__(self) -> str:
-        head = f"hint for {self.name}" + (f" ({self.number} of {self.of}: {self.title})" if self.number
-                                          else f" ({self.title})")
+        head = f"hint for {self.name}" + (
+            f" ({self.number} of {self.of}: {self.title})" if self.number else f" ({self.title})"
+        )
         return "\n".join(filter(None, [head, self.text, self.after]))
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        head = html.escape(f"{self.name}: " + (f"hint {self.number} of {self.of}, {self.title}"
-                                               if self.number else self.title))
+        head = html.escape(
+            f"{self.name}: "
+            + (f"hint {self.number} of {self.of}, {self.title}" if self.number else self.title)
+        )
         # inline only: JupyterLab's stylesheet gives a <pre> its code font, no padding, no border
         # and the page's background; say so here, for VS Code and Colab
-        pre = ("margin:4px 0;padding:0;border:none;background:transparent;color:inherit;"
-               "font-family:monospace;white-space:pre-wrap;text-align:left")
-        body = (f"<pre style='{pre}'>{html.escape(self.text)}</pre>"
-                if self.number in (0, self.of) and "\n" in self.text or self.number == 0
-                else f"<div style='margin:4px 0'>{code_html(self.text)}</div>")
+        pre = (
+            "margin:4px 0;padding:0;border:none;background:transparent;color:inherit;"
+            "font-family:monospace;white-space:pre-wrap;text-align:left"
+        )
+        body = (
+            f"<pre style='{pre}'>{html.escape(self.text)}</pre>"
+            if self.number in (0, self.of) and "\n" in self.text or self.number == 0
+            else f"<div style='margin:4px 0'>{code_html(self.text)}</div>"
+        )
         after = f"<div style='color:#57606a'>{code_html(self.after)}</div>" if self.after else ""
-        return (f"<div style='border:none;border-left:3px solid {NOTE};padding:2px 10px;"
-                "font-family:sans-serif;text-align:left'>"
-                f"<div style='color:{NOTE};font-weight:bold'>{head}</div>{body}{after}</div>")
+        return (
+            f"<div style='border:none;border-left:3px solid {NOTE};padding:2px 10px;"
+            "font-family:sans-serif;text-align:left'>"
+            f"<div style='color:{NOTE};font-weight:bold'>{head}</div>{body}{after}</div>"
+        )
 
 
 def _answer(name: str) -> str:
@@ -101,8 +110,10 @@ def _pick(answer: str, ladders: list[dict]) -> int:
     """Of the ladders of a name asked more than once (notebook 01's ``da``), the one whose check
     the learner ran last; the first when none has run."""
     ran = list(_results())
-    at = {i: max((k for k, key in enumerate(ran) if key == lad.get("check")), default=-1)
-          for i, lad in enumerate(ladders)}
+    at = {
+        i: max((k for k, key in enumerate(ran) if key == lad.get("check")), default=-1)
+        for i, lad in enumerate(ladders)
+    }
     best = max(at, key=lambda i: (at[i], -i))
     return best if at[best] >= 0 else 0
 
@@ -120,8 +131,14 @@ def hint(name: str, reveal: bool = False) -> Hint:
     nb = _notebook(answer)
     if nb is None:
         known = sorted({n for ladders in _ladders().values() for n in ladders})
-        return Hint(answer, 1, 1, "no hints", f"there is no hint ladder for {answer}",
-                    f"ladders exist for: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}")
+        return Hint(
+            answer,
+            1,
+            1,
+            "no hints",
+            f"there is no hint ladder for {answer}",
+            f"ladders exist for: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}",
+        )
     options = _ladders()[nb][answer]
     which = _pick(answer, options)
     ladder = options[which]
@@ -132,17 +149,28 @@ def hint(name: str, reveal: bool = False) -> Hint:
         _USED[key] = max(_USED[key], len(rungs))
         return Hint(answer, 0, len(rungs), "the solution", ladder["solution"])
     if not rungs:
-        return Hint(answer, 1, 1, "no hints written", f"no hint ladder is written for {answer} yet",
-                    f"hint({name!r}, reveal=True) shows the solution")
+        return Hint(
+            answer,
+            1,
+            1,
+            "no hints written",
+            f"no hint ladder is written for {answer} yet",
+            f"hint({name!r}, reveal=True) shows the solution",
+        )
     k = min(_USED[key], len(rungs) - 1)
     _USED[key] = k + 1
     text = rungs[k]
     failed = _last_failure(ladder.get("check", answer[1:])) if k == 0 else None
     if failed is not None and failed.hint:
         text = f"Your last {answer} failed ({failed.status}): {failed.hint}\n{text}"
-    more = (f"hint({name!r}) again for the next one" if k + 1 < len(rungs)
-            else f"that was the last rung; hint({name!r}, reveal=True) shows the solution")
-    title = RUNG_NAMES[k] if k < len(RUNG_NAMES) and len(rungs) == len(RUNG_NAMES) else f"rung {k + 1}"
+    more = (
+        f"hint({name!r}) again for the next one"
+        if k + 1 < len(rungs)
+        else f"that was the last rung; hint({name!r}, reveal=True) shows the solution"
+    )
+    title = (
+        RUNG_NAMES[k] if k < len(RUNG_NAMES) and len(rungs) == len(RUNG_NAMES) else f"rung {k + 1}"
+    )
     return Hint(answer, k + 1, len(rungs), title, text, more)
 
 

@@ -33,13 +33,19 @@ class IpcKernelManager(KernelManager):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        base = os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}")  # the folder the sandbox shares
+        base = os.path.join(
+            jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}"
+        )  # the folder the sandbox shares
         self.connection_file, self.ip = base + ".json", base + "-ipc"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--grade-records", default=None, help="file for the messages of the grader's cells")
-    parser.addoption("--grade-ipc", action="store_true", help="connect to the kernel over Unix sockets")
+    parser.addoption(
+        "--grade-records", default=None, help="file for the messages of the grader's cells"
+    )
+    parser.addoption(
+        "--grade-ipc", action="store_true", help="connect to the kernel over Unix sockets"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,7 +63,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     messages, size = [], 0
     for out in getattr(item, "test_outputs", None) or []:
-        data = out.get("data", {}) if out.get("output_type") in ("display_data", "execute_result") else {}
+        data = (
+            out.get("data", {})
+            if out.get("output_type") in ("display_data", "execute_result")
+            else {}
+        )
         if isinstance(data.get(MIME), dict):
             text = json.dumps(data[MIME])
             size += len(text)

@@ -18,7 +18,9 @@ from checks.diagnose import Context
 from checks.graph import frame_ints
 
 
-def numgrad(f: Callable[..., Any], *inputs: Any, h: float = 1e-6) -> torch.Tensor | tuple[torch.Tensor, ...]:
+def numgrad(
+    f: Callable[..., Any], *inputs: Any, h: float = 1e-6
+) -> torch.Tensor | tuple[torch.Tensor, ...]:
     """Central-difference gradient of the scalar ``f(*inputs)`` with respect to each input.
 
     The inputs are copied to float64 tensors (the originals are not touched) and ``f`` is
@@ -43,9 +45,19 @@ def numgrad(f: Callable[..., Any], *inputs: Any, h: float = 1e-6) -> torch.Tenso
     return grads[0] if len(grads) == 1 else tuple(grads)
 
 
-def check_numeric(name: str, dt: Any, f: Callable[..., Any], *inputs: Any, wrt: int = 0, h: float = 1e-6,
-                  rtol: float = RTOL, atol: float = ATOL, quiet: bool = False) -> Result:
-    """Check ``dt``, the gradient of ``f(*inputs)`` with respect to ``inputs[wrt]``, by central differences.
+def check_numeric(
+    name: str,
+    dt: Any,
+    f: Callable[..., Any],
+    *inputs: Any,
+    wrt: int = 0,
+    h: float = 1e-6,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    quiet: bool = False,
+) -> Result:
+    """Check ``dt``, the gradient of ``f(*inputs)`` with respect to ``inputs[wrt]``, by
+    central differences.
 
     Prints the same line as ``cmp`` and returns a :class:`~checks.compare.Result`; the
     comparison is in float64. Never raises on the learner's input (a failing ``f`` is reported).
@@ -54,15 +66,28 @@ def check_numeric(name: str, dt: Any, f: Callable[..., Any], *inputs: Any, wrt: 
 
     def check() -> Result:
         if not 0 <= wrt < len(inputs):
-            raise Refused("no-grad", f"wrt={wrt} but only {len(inputs)} input(s) were given to check_numeric.")
+            raise Refused(
+                "no-grad", f"wrt={wrt} but only {len(inputs)} input(s) were given to check_numeric."
+            )
         try:
             grads = numgrad(f, *inputs, h=h)
         except Exception as exc:
-            raise Refused("no-grad", f"the function could not be evaluated on float64 inputs ({type(exc).__name__}: {exc}).") from None
+            raise Refused(
+                "no-grad",
+                "the function could not be evaluated on float64 inputs "
+                f"({type(exc).__name__}: {exc}).",
+            ) from None
         e = grads if isinstance(grads, torch.Tensor) else grads[wrt]
         y, notes = answer(name, dt, e)
-        ctx = Context(name, rtol, atol, frame_ints(frame), source="central difference",
-                      notes=notes, argument=wrt)
+        ctx = Context(
+            name,
+            rtol,
+            atol,
+            frame_ints(frame),
+            source="central difference",
+            notes=notes,
+            argument=wrt,
+        )
         return judge(name, y, e, ctx)
 
     return record(guarded(name, f"d{name}", check), quiet)

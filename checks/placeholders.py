@@ -137,11 +137,18 @@ def _failing_code(shell: Any, tb: Any) -> list[tuple[str, dict]]:
 
 def _message(names: list[str], values: list[Any]) -> str:
     """``dcounts is still `...`: write it ...`` for one name, ``a and b are still ...`` for more."""
-    shown = "`...`" if all(v is Ellipsis for v in values) else (
-        "None" if all(v is None for v in values) else "`...` or None")
+    shown = (
+        "`...`"
+        if all(v is Ellipsis for v in values)
+        else ("None" if all(v is None for v in values) else "`...` or None")
+    )
     if len(names) == 1:
-        return (f"{names[0]} is still {shown}: write it (its cell comes earlier), run that cell, "
-                "then this one again.")
+        return (
+            f"{names[0]} is still {shown}: write it (its cell comes earlier), run that cell, "
+            "then this one again."
+        )
     listed = ", ".join(names[:-1]) + f" and {names[-1]}"
-    return (f"{listed} are still {shown}: write them (their cells come earlier), run those cells, "
-            "then this one again.")
+    return (
+        f"{listed} are still {shown}: write them (their cells come earlier), run those cells, "
+        "then this one again."
+    )

@@ -28,10 +28,14 @@ import torch
 
 from checks.mime import MIME
 
-STATE_LIMIT = 2**16  # elements: larger tensors (a whole data set) are left as the notebook made them
+STATE_LIMIT = (
+    2**16
+)  # elements: larger tensors (a whole data set) are left as the notebook made them
 _ORIGINAL: dict[str, Callable] = {}
 _STATE: dict[str, Any] = {}  # the instructor's state as handed in so far (this kernel's copy)
-_SETTLED: list[object] = []  # an object made after ``settle``: the collector loses sight of it only if frozen again
+_SETTLED: list[
+    object
+] = []  # an object made after ``settle``: the collector loses sight of it only if frozen again
 
 
 def emit(kind: str, **content: Any) -> None:
@@ -104,7 +108,9 @@ def fresh(like: torch.Tensor, k: int) -> torch.Tensor:
     probe's inputs apart), the same in the reference run and the learner's; no earlier cell of the
     notebook holds it, so no answer handed in before can stand for the function's result."""
     g = torch.Generator().manual_seed(seed() * 1009 + k)
-    return torch.randn(like.shape, generator=g, dtype=like.dtype if like.is_floating_point() else torch.float32)
+    return torch.randn(
+        like.shape, generator=g, dtype=like.dtype if like.is_floating_point() else torch.float32
+    )
 
 
 def normed(x: torch.Tensor, eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor]:
@@ -125,6 +131,7 @@ def draw(xs: tuple[float, ...]) -> tuple[float, ...]:
 def watch_autograd() -> None:
     """Report every call of autograd (``backward``, ``torch.autograd.grad``) to the grader; the
     grader counts those made while an answer cell runs."""
+
     def wrap(owner: Any, name: str, label: str) -> None:
         original = _ORIGINAL.setdefault(label, getattr(owner, name))
 
@@ -171,7 +178,9 @@ def _with_grad() -> list[torch.Tensor]:
     objects = _tracked()
     with warnings.catch_warnings():  # some module attributes warn when touched
         warnings.simplefilter("ignore")
-        tensors = itertools.compress(objects, map(isinstance, objects, itertools.repeat(torch.Tensor)))
+        tensors = itertools.compress(
+            objects, map(isinstance, objects, itertools.repeat(torch.Tensor))
+        )
         return [t for t in tensors if (t.is_leaf or t.retains_grad) and t.grad is not None]
 
 
@@ -186,7 +195,10 @@ def check_grads(scope: dict) -> None:
     held = {id(t) for t in _with_grad()}
     if held:
         names = sorted(n for n, v in list(scope.items()) if id(v) in held and not n.startswith("_"))
-        emit("autograd", call="gradients in " + (", ".join(f"`{n}.grad`" for n in names[:3]) or "tensors"))
+        emit(
+            "autograd",
+            call="gradients in " + (", ".join(f"`{n}.grad`" for n in names[:3]) or "tensors"),
+        )
 
 
 def state(scope: dict) -> dict[str, Any]:
@@ -197,7 +209,9 @@ def state(scope: dict) -> dict[str, Any]:
             continue
         if isinstance(v, torch.Tensor) and v.numel() <= STATE_LIMIT and v.layout == torch.strided:
             t = v.detach().to("cpu").clone()
-            out[n] = t.requires_grad_() if v.requires_grad and v.is_leaf and t.is_floating_point() else t
+            out[n] = (
+                t.requires_grad_() if v.requires_grad and v.is_leaf and t.is_floating_point() else t
+            )
         elif type(v) in (int, float):
             out[n] = v
     return out
@@ -217,8 +231,13 @@ def restore(scope: dict, delta: str, names: list[str], answers: list[str], drop:
         want = _STATE.get(n)
         have = scope.get(n)
         if isinstance(want, torch.Tensor):
-            if (n not in answers and isinstance(have, torch.Tensor) and have.shape == want.shape
-                    and have.dtype == want.dtype and have.device == want.device):
+            if (
+                n not in answers
+                and isinstance(have, torch.Tensor)
+                and have.shape == want.shape
+                and have.dtype == want.dtype
+                and have.device == want.device
+            ):
                 if not torch.equal(have.detach(), want.detach()):
                     have.data.copy_(want.detach())
             else:

@@ -27,7 +27,13 @@ from checks.data import _data_dir
 
 KERNEL_NAME = "workbook-sandbox"
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-PASSED_ON = ("LANG", "LC_ALL", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TZ")  # harmless, and what makes runs alike
+PASSED_ON = (
+    "LANG",
+    "LC_ALL",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "TZ",
+)  # harmless, and what makes runs alike
 
 
 @functools.cache
@@ -38,14 +44,26 @@ def bwrap() -> str | None:
         return None
     probe = [*_base(exe), "--", "/bin/true" if Path("/bin/true").exists() else "/usr/bin/true"]
     try:
-        return exe if subprocess.run(probe, capture_output=True, timeout=30).returncode == 0 else None
+        return (
+            exe if subprocess.run(probe, capture_output=True, timeout=30).returncode == 0 else None
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
 
 def _base(exe: str) -> list[str]:
-    """bwrap with new namespaces (no network, its own processes), the system read-only, /proc, /dev."""
-    return [exe, "--unshare-all", "--die-with-parent", *_system_binds(), "--proc", "/proc", "--dev", "/dev"]
+    """bwrap with new namespaces (no network, its own processes), the system read-only,
+    /proc, /dev."""
+    return [
+        exe,
+        "--unshare-all",
+        "--die-with-parent",
+        *_system_binds(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
 
 
 def _system_binds() -> list[str]:
@@ -60,8 +78,12 @@ def _system_binds() -> list[str]:
 
 def readable() -> list[Path]:
     """What the kernel may read besides the system: Python, the ``checks`` package, the data."""
-    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-             Path(checks.__file__).resolve().parent, _data_dir().resolve()}
+    paths = {
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+        Path(checks.__file__).resolve().parent,
+        _data_dir().resolve(),
+    }
     return sorted(p for p in paths if p.exists())
 
 
@@ -74,7 +96,12 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     if exe is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed or cannot make a sandbox here")
     seen = readable()
-    args = [*_base(exe), "--new-session", "--tmpfs", "/tmp"]  # /tmp first: what follows may lie in it
+    args = [
+        *_base(exe),
+        "--new-session",
+        "--tmpfs",
+        "/tmp",
+    ]  # /tmp first: what follows may lie in it
     for p in seen:
         args += ["--ro-bind", str(p), str(p)]
     args += ["--bind", str(scratch), str(scratch), "--bind", str(runtime), str(runtime)]
@@ -91,10 +118,18 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
 def kernel_env(scratch: Path, extra: dict[str, str]) -> dict[str, str]:
     """The kernel's whole environment: nothing of the grader's but a few harmless settings."""
     env = {k: os.environ[k] for k in PASSED_ON if k in os.environ}
-    env.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-               HOME=str(scratch), TMPDIR="/tmp", MPLCONFIGDIR=str(scratch / ".matplotlib"),
-               IPYTHONDIR=str(scratch / ".ipython"), WORKBOOK_DATA_DIR=str(_data_dir()),
-               PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    env.update(
+        PATH=os.pathsep.join(
+            [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        ),
+        HOME=str(scratch),
+        TMPDIR="/tmp",
+        MPLCONFIGDIR=str(scratch / ".matplotlib"),
+        IPYTHONDIR=str(scratch / ".ipython"),
+        WORKBOOK_DATA_DIR=str(_data_dir()),
+        PYTHONDONTWRITEBYTECODE="1",
+        MPLBACKEND="Agg",
+    )
     env.update(extra)
     return env
 
@@ -103,22 +138,38 @@ def write_kernelspec(folder: Path, command: list[str], env: dict[str, str] | Non
     """A kernelspec in ``folder/kernels`` (put ``folder`` on ``JUPYTER_PATH``); its name."""
     spec = folder / "kernels" / KERNEL_NAME
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": command, "display_name": "Python 3 (grading)", "language": "python",
-        "interrupt_mode": "message", "env": env or {},
-    }))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": command,
+                "display_name": "Python 3 (grading)",
+                "language": "python",
+                "interrupt_mode": "message",
+                "env": env or {},
+            }
+        )
+    )
     return KERNEL_NAME
 
 
 def plain_argv(scratch: Path) -> list[str]:
     """The command without a sandbox: the same kernel, started in the scratch folder."""
-    return [sys.executable, "-m", "checks.sandbox", "--chdir", str(scratch), "--", "-f", "{connection_file}"]
+    return [
+        sys.executable,
+        "-m",
+        "checks.sandbox",
+        "--chdir",
+        str(scratch),
+        "--",
+        "-f",
+        "{connection_file}",
+    ]
 
 
 def _main(args: list[str]) -> None:
     """``python -m checks.sandbox --chdir DIR -- ARGS``: start a kernel in DIR (no sandbox)."""
     os.chdir(args[args.index("--chdir") + 1])
-    rest = args[args.index("--") + 1:]
+    rest = args[args.index("--") + 1 :]
     sys.argv = ["ipykernel_launcher", *rest]
     from ipykernel import kernelapp
 

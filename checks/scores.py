@@ -66,7 +66,9 @@ class Score:
     max_points: float = 1.0
 
 
-def _rows(path: Path, fields: list[str], what: str, strip: bool = True) -> list[tuple[int, dict[str, str]]]:
+def _rows(
+    path: Path, fields: list[str], what: str, strip: bool = True
+) -> list[tuple[int, dict[str, str]]]:
     """The rows of a CSV file with ``fields`` among its columns, with their line numbers; values
     stripped of white space where ``strip`` (files written by hand), blank rows left out."""
     try:
@@ -74,14 +76,18 @@ def _rows(path: Path, fields: list[str], what: str, strip: bool = True) -> list[
             reader = csv.DictReader(f)
             missing = [c for c in fields if c not in (reader.fieldnames or [])]
             if missing:
-                raise ScoresError(f"{path}: the {what} needs the columns {', '.join(fields)}; "
-                                  f"{', '.join(missing)} missing (the first line is {reader.fieldnames})")
+                raise ScoresError(
+                    f"{path}: the {what} needs the columns {', '.join(fields)}; "
+                    f"{', '.join(missing)} missing (the first line is {reader.fieldnames})"
+                )
             rows = []
             for row in reader:
                 if row.get(None):  # more values than columns: an unquoted comma, say
-                    raise ScoresError(f"{path}, line {reader.line_num}: more values than columns "
-                                      f"({', '.join(reader.fieldnames or [])}); put a value that holds a "
-                                      f"comma in double quotes")
+                    raise ScoresError(
+                        f"{path}, line {reader.line_num}: more values than columns "
+                        f"({', '.join(reader.fieldnames or [])}); put a value that holds a "
+                        f"comma in double quotes"
+                    )
                 values = {k: (v or "").strip() if strip else (v or "") for k, v in row.items() if k}
                 if any(v.strip() for v in values.values()):
                     rows.append((reader.line_num, values))
@@ -93,8 +99,15 @@ def _rows(path: Path, fields: list[str], what: str, strip: bool = True) -> list[
 def read_grades(out: Path) -> list[dict[str, str]]:
     """The rows of ``out/grades.csv``."""
     # the grader's own file, read as written: a submission "ann " is not "ann"
-    return [row for _, row in _rows(out / "grades.csv", ["submission", "notebook", "check", "passed"],
-                                    "grades file", strip=False)]
+    return [
+        row
+        for _, row in _rows(
+            out / "grades.csv",
+            ["submission", "notebook", "check", "passed"],
+            "grades file",
+            strip=False,
+        )
+    ]
 
 
 def load_roster(path: Path) -> dict[str, Student]:
@@ -102,7 +115,9 @@ def load_roster(path: Path) -> dict[str, Student]:
     roster: dict[str, Student] = {}
     for line, row in _rows(path, ROSTER_FIELDS, "roster"):
         if row["submission"] in roster:
-            raise ScoresError(f"{path}, line {line}: the submission {row['submission']!r} is listed twice")
+            raise ScoresError(
+                f"{path}, line {line}: the submission {row['submission']!r} is listed twice"
+            )
         roster[row["submission"]] = Student(*(row[c] for c in ROSTER_FIELDS))
     return roster
 
@@ -123,30 +138,56 @@ def load_overrides(path: Path) -> list[Override]:
         try:
             score = float(row["score"])
         except ValueError:
-            raise ScoresError(f"{path}, line {line}: score {row['score']!r} is not a number") from None
+            raise ScoresError(
+                f"{path}, line {line}: score {row['score']!r} is not a number"
+            ) from None
         if not 0 <= score <= 1:
-            raise ScoresError(f"{path}, line {line}: score {score} is outside 0..1 (a check is one point)")
-        found.append(Override(row["learner"], row["notebook"], row["check"], score, row["comment"], line))
+            raise ScoresError(
+                f"{path}, line {line}: score {score} is outside 0..1 (a check is one point)"
+            )
+        found.append(
+            Override(row["learner"], row["notebook"], row["check"], score, row["comment"], line)
+        )
     return found
 
 
-def with_overrides(rows: Iterable[dict[str, str]],
-                   overrides: list[Override]) -> tuple[list[Score], list[str]]:
+def with_overrides(
+    rows: Iterable[dict[str, str]], overrides: list[Override]
+) -> tuple[list[Score], list[str]]:
     """Every row as a Score with its override, and one warning per override that matched no row."""
-    scores = [Score(r["submission"], r["notebook"], r["check"], 1.0 if r["passed"] == "true" else 0.0,
-                    r["passed"] == "true", r.get("mistake", ""), r.get("reason", ""), r.get("note", ""),
-                    r.get("feedback", ""))
-              for r in rows]
+    scores = [
+        Score(
+            r["submission"],
+            r["notebook"],
+            r["check"],
+            1.0 if r["passed"] == "true" else 0.0,
+            r["passed"] == "true",
+            r.get("mistake", ""),
+            r.get("reason", ""),
+            r.get("note", ""),
+            r.get("feedback", ""),
+        )
+        for r in rows
+    ]
     warnings = []
     for o in overrides:
-        hit = [s for s in scores if s.submission == o.learner and s.check == o.check
-               and (not o.notebook or s.notebook in (o.notebook, f"{o.notebook}.ipynb"))]
+        hit = [
+            s
+            for s in scores
+            if s.submission == o.learner
+            and s.check == o.check
+            and (not o.notebook or s.notebook in (o.notebook, f"{o.notebook}.ipynb"))
+        ]
         if len({s.notebook for s in hit}) > 1:
-            warnings.append(f"{OVERRIDES}, line {o.line}: {o.check} is in several notebooks: name one")
+            warnings.append(
+                f"{OVERRIDES}, line {o.line}: {o.check} is in several notebooks: name one"
+            )
             continue
         if not hit:
-            warnings.append(f"{OVERRIDES}, line {o.line}: no check {o.check!r} of learner {o.learner!r}"
-                            + (f" in {o.notebook}" if o.notebook else ""))
+            warnings.append(
+                f"{OVERRIDES}, line {o.line}: no check {o.check!r} of learner {o.learner!r}"
+                + (f" in {o.notebook}" if o.notebook else "")
+            )
         for s in hit:  # a later line wins
             s.points, s.comment, s.overridden = o.score, o.comment, True
     return scores, warnings
@@ -166,7 +207,9 @@ def totals(scores: Iterable[Score]) -> dict[tuple[str, str], tuple[float, float]
     return out
 
 
-def class_scores(out: Path, roster: Path | None = None) -> tuple[list[Score], list[str], dict[str, Student]]:
+def class_scores(
+    out: Path, roster: Path | None = None
+) -> tuple[list[Score], list[str], dict[str, Student]]:
     """The out folder's scores with its overrides applied, the warnings, and the roster."""
     people = load_roster(roster) if roster else {}
     scores, warnings = with_overrides(read_grades(out), load_overrides(out / OVERRIDES))

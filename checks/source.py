@@ -17,8 +17,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
 
-__all__ = ["SourceFacts", "answer_assigned", "autograd_uses", "code_text", "facts",
-           "placeholders_used"]
+__all__ = [
+    "SourceFacts",
+    "answer_assigned",
+    "autograd_uses",
+    "code_text",
+    "facts",
+    "placeholders_used",
+]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _RANGES = {"range", "arange"}  # an index that counts 0..n-1 makes every position unique
@@ -78,7 +84,7 @@ def _blank_magics(source: str) -> str:
         stripped = line.lstrip()
         if stripped.startswith(("%", "!")):
             timed = _TIMING.match(stripped)
-            code = stripped[timed.end():] if timed else ""
+            code = stripped[timed.end() :] if timed else ""
             line = line[: len(line) - len(stripped)] + (code or "pass")
         lines.append(line)
     return "\n".join(lines)
@@ -126,8 +132,9 @@ def _binds(stmt: ast.stmt, name: str) -> bool:
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
         return name in _names(stmt.target)
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return any(i.optional_vars is not None and name in _names(i.optional_vars)
-                   for i in stmt.items)
+        return any(
+            i.optional_vars is not None and name in _names(i.optional_vars) for i in stmt.items
+        )
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return stmt.name == name
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -198,8 +205,11 @@ def _assigns_answer(stmt: ast.stmt, answer: str) -> bool:
 
 
 def _value(stmt: ast.stmt) -> ast.expr | None:
-    return getattr(stmt, "value", None) if isinstance(stmt, (ast.Assign, ast.AugAssign,
-                                                               ast.AnnAssign)) else None
+    return (
+        getattr(stmt, "value", None)
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        else None
+    )
 
 
 # ---------------------------------------------------------------- the facts
@@ -225,14 +235,21 @@ def _grad_read(expr: ast.expr) -> str | None:
             continue
         if isinstance(node, ast.Attribute) and node.attr in _META | _NEW:
             continue
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (
-                _is_zero(node.left) or _is_zero(node.right)):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mult)
+            and (_is_zero(node.left) or _is_zero(node.right))
+        ):
             continue  # X.grad * 0: its shape alone
         if isinstance(node, ast.Attribute) and node.attr == "grad":
             return ast.unparse(node)
-        if (isinstance(node, ast.Call) and _is_name(node.func, "getattr")
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                and node.args[1].value == "grad"):
+        if (
+            isinstance(node, ast.Call)
+            and _is_name(node.func, "getattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value == "grad"
+        ):
             return f"{ast.unparse(node.args[0])}.grad"
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return None
@@ -288,11 +305,13 @@ def _reads_grad(cell: _Cell, answer: str) -> str | None:
 def _last_binding(cell: _Cell, answer: str) -> int:
     """The index of the statement that last gives ``answer`` a new value (0 when none): a binding
     as :func:`_binds` sees it (``a, answer = ...`` too), or ``(answer := ...)`` in an expression."""
+
     def rebinds(stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return False  # an annotation alone gives no value
         return _binds(stmt, answer) or any(
-            isinstance(n, ast.NamedExpr) and n.target.id == answer for n in ast.walk(stmt))
+            isinstance(n, ast.NamedExpr) and n.target.id == answer for n in ast.walk(stmt)
+        )
 
     plain = [i for i, stmt in enumerate(cell.stmts) if rebinds(stmt)]
     return plain[-1] if plain else 0
@@ -301,15 +320,24 @@ def _last_binding(cell: _Cell, answer: str) -> int:
 def _zeroed_after(cell: _Cell, answer: str, start: int) -> bool:
     """``answer.zero_()``, ``answer.fill_(0)`` or ``answer *= 0`` after ``start``: whatever the
     answer was copied from, its values are gone."""
-    for stmt in cell.stmts[start + 1:]:
+    for stmt in cell.stmts[start + 1 :]:
         for node in ast.walk(stmt):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and _is_name(node.func.value, answer)
-                    and (node.func.attr == "zero_" or (node.func.attr == "fill_" and node.args
-                                                       and _is_zero(node.args[0])))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and _is_name(node.func.value, answer)
+                and (
+                    node.func.attr == "zero_"
+                    or (node.func.attr == "fill_" and node.args and _is_zero(node.args[0]))
+                )
+            ):
                 return True
-        if (isinstance(stmt, ast.AugAssign) and _is_name(stmt.target, answer)
-                and isinstance(stmt.op, ast.Mult) and _is_zero(stmt.value)):
+        if (
+            isinstance(stmt, ast.AugAssign)
+            and _is_name(stmt.target, answer)
+            and isinstance(stmt.op, ast.Mult)
+            and _is_zero(stmt.value)
+        ):
             return True
     return False
 
@@ -321,7 +349,8 @@ def _is_zero(node: ast.AST) -> bool:
 def _runs_autograd(cell: _Cell, read: str | None) -> bool:
     """The ``.grad`` read comes from autograd run in this very cell: ``torch.autograd.grad(...)``,
     or the ``.grad`` of a tensor the cell made a leaf (``requires_grad_()``) and ran
-    ``.backward()`` for, as in ``l = logits.detach().requires_grad_(); ...backward(); dX = l.grad``."""
+    ``.backward()`` for, as in
+    ``l = logits.detach().requires_grad_(); ...backward(); dX = l.grad``."""
     if read is None:
         return False
     if read.endswith("autograd.grad"):
@@ -338,7 +367,8 @@ def _runs_autograd(cell: _Cell, read: str | None) -> bool:
 
 
 def _autograd_call(node: ast.AST) -> str | None:
-    """"backward" for a ``.backward(...)`` call, "grad" for ``torch.autograd.grad(...)``, else None."""
+    """ "backward" for a ``.backward(...)`` call, "grad" for ``torch.autograd.grad(...)``,
+    else None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return None
     if node.func.attr == "backward":
@@ -349,14 +379,18 @@ def _autograd_call(node: ast.AST) -> str | None:
 def _bare_aliases(cell: _Cell, name: str) -> Iterator[tuple[int, str]]:
     """(index, other) for each ``name = other`` with ``other`` a bare name."""
     for i, stmt in enumerate(cell.stmts):
-        if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name)
-                and stmt.value.id != name and any(_is_name(t, name) for t in stmt.targets)):
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id != name
+            and any(_is_name(t, name) for t in stmt.targets)
+        ):
             yield i, stmt.value.id
 
 
 def _changed_later(cell: _Cell, start: int, name: str, stop_on: tuple[str, ...]) -> bool:
     """``name`` changed in place after statement ``start``, before any of ``stop_on`` is rebound."""
-    for stmt in cell.stmts[start + 1:]:
+    for stmt in cell.stmts[start + 1 :]:
         if _changes_in_place(stmt, name):
             return True
         if any(_binds(stmt, n) for n in stop_on):
@@ -386,8 +420,11 @@ def _changed_through(cell: _Cell, answer: str) -> str | None:
         if not (isinstance(stmt, ast.Assign) and _is_name(stmt.value, answer)):
             continue
         for target in stmt.targets:
-            if (isinstance(target, ast.Name) and target.id != answer
-                    and _changed_later(cell, i, target.id, (target.id, answer))):
+            if (
+                isinstance(target, ast.Name)
+                and target.id != answer
+                and _changed_later(cell, i, target.id, (target.id, answer))
+            ):
                 return target.id
     return None
 
@@ -442,8 +479,9 @@ def _indexed_add(cell: _Cell, answer: str) -> str | None:
             target = stmt.targets[0]
             text = ast.unparse(target)
             if _scatter_index(target, answer) and any(
-                    isinstance(n, ast.Subscript) and ast.unparse(n) == text
-                    for n in ast.walk(stmt.value)):
+                isinstance(n, ast.Subscript) and ast.unparse(n) == text
+                for n in ast.walk(stmt.value)
+            ):
                 return ast.get_source_segment(cell.text, stmt) or ast.unparse(stmt)
     return None
 
@@ -465,8 +503,11 @@ def _batch_literals(cell: _Cell, answer: str, batch: int | None) -> tuple[int, .
     """
     if batch is None or isinstance(batch, bool):
         return ()
-    negated = {id(n.operand) for n in ast.walk(cell.tree)
-               if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)}
+    negated = {
+        id(n.operand)
+        for n in ast.walk(cell.tree)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)
+    }
     for stmt in cell.stmts:
         if not _assigns_answer(stmt, answer):
             continue
@@ -506,7 +547,8 @@ def answer_assigned(source: str, answer: str) -> bool:
         cell = _parse(source)
         return cell is not None and any(
             _binds(s, answer) or (isinstance(s, ast.AugAssign) and _is_name(s.target, answer))
-            for s in cell.stmts)
+            for s in cell.stmts
+        )
     except Exception:
         return False
 
@@ -607,17 +649,27 @@ def autograd_uses(source: str) -> list[str]:
         if cell is None:
             return []
         found = []
-        inside = {id(n) for d in ast.walk(cell.tree)
-                  if isinstance(d, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-                  for n in ast.walk(d)}
+        inside = {
+            id(n)
+            for d in ast.walk(cell.tree)
+            if isinstance(d, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            for n in ast.walk(d)
+        }
         for node in ast.walk(cell.tree):
             if _autograd_call(node):
                 found.append(ast.unparse(node.func) + "()")
-            elif (isinstance(node, ast.Attribute) and node.attr == "grad"
-                  and isinstance(node.ctx, ast.Load) and id(node) not in inside):
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr == "grad"
+                and isinstance(node.ctx, ast.Load)
+                and id(node) not in inside
+            ):
                 found.append(ast.unparse(node))
-        return list(dict.fromkeys(f for f in found if not f.endswith("autograd.grad")
-                                  or f + "()" not in found))
+        return list(
+            dict.fromkeys(
+                f for f in found if not f.endswith("autograd.grad") or f + "()" not in found
+            )
+        )
     except Exception:
         return []
 
@@ -636,24 +688,103 @@ def code_text(code: CodeType) -> str | None:
 
 # Ways around what the grader can read in a cell: code run from strings, the kernel's own objects,
 # the grader's cells and module, autograd reached without its usual names, gradients by numbers.
-_AROUND_NAMES = {"exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
-                 "vars", "get_ipython", "importlib", "ctypes", "gc", "numgrad", "check_numeric",
-                 "functorch", "__builtins__", "builtins", "subprocess", "multiprocessing", "threading",
-                 "pickle", "marshal", "runpy", "inspect"}
-_AROUND_PARTS = ("__gr", "__grade", "recorder", "nbrecord", "autograd", "_execution_engine", "torch.func",
-                 "torch._C", "sys.modules", "os.system", "os.popen", "os.exec", "os.spawn", "os.fork",
-                 "__dict__", "__class__", "__subclasses__", "__globals__", "__code__", "__closure__")
+_AROUND_NAMES = {
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "getattr",
+    "setattr",
+    "delattr",
+    "globals",
+    "vars",
+    "get_ipython",
+    "importlib",
+    "ctypes",
+    "gc",
+    "numgrad",
+    "check_numeric",
+    "functorch",
+    "__builtins__",
+    "builtins",
+    "subprocess",
+    "multiprocessing",
+    "threading",
+    "pickle",
+    "marshal",
+    "runpy",
+    "inspect",
+}
+_AROUND_PARTS = (
+    "__gr",
+    "__grade",
+    "recorder",
+    "nbrecord",
+    "autograd",
+    "_execution_engine",
+    "torch.func",
+    "torch._C",
+    "sys.modules",
+    "os.system",
+    "os.popen",
+    "os.exec",
+    "os.spawn",
+    "os.fork",
+    "__dict__",
+    "__class__",
+    "__subclasses__",
+    "__globals__",
+    "__code__",
+    "__closure__",
+)
 
 
 # magics that run code the grader cannot read (others, %matplotlib or %time, are harmless)
-_RUNS_CODE = re.compile(r"%%?(?:run|load|sx|system|bash|sh|script|writefile|capture|python\d?|perl|ruby|js|"
-                        r"javascript|html|file|macro|store|edit|pip|conda)\b")
-# of those, what can change the kernel for later cells too (the grader's module, the builtins, threads...)
-LASTING = ("__gr", "__grade", "recorder", "nbrecord", "sys.modules", "builtins", "__builtins__", "gc", "ctypes",
-           "get_ipython", "globals", "setattr", "delattr", "exec", "eval", "compile", "__import__", "importlib",
-           "threading", "multiprocessing", "subprocess", "os.system", "os.popen", "os.exec", "os.spawn", "os.fork",
-           "runpy", "pickle", "marshal", "__dict__", "__class__", "__subclasses__", "__globals__", "__code__",
-           "__closure__", "!", "%")
+_RUNS_CODE = re.compile(
+    r"%%?(?:run|load|sx|system|bash|sh|script|writefile|capture|python\d?|perl|ruby|js|"
+    r"javascript|html|file|macro|store|edit|pip|conda)\b"
+)
+# of those, what can change the kernel for later cells too (the grader's module, the builtins,
+# threads...)
+LASTING = (
+    "__gr",
+    "__grade",
+    "recorder",
+    "nbrecord",
+    "sys.modules",
+    "builtins",
+    "__builtins__",
+    "gc",
+    "ctypes",
+    "get_ipython",
+    "globals",
+    "setattr",
+    "delattr",
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "importlib",
+    "threading",
+    "multiprocessing",
+    "subprocess",
+    "os.system",
+    "os.popen",
+    "os.exec",
+    "os.spawn",
+    "os.fork",
+    "runpy",
+    "pickle",
+    "marshal",
+    "__dict__",
+    "__class__",
+    "__subclasses__",
+    "__globals__",
+    "__code__",
+    "__closure__",
+    "!",
+    "%",
+)
 
 
 def lasting(found: list[str]) -> list[str]:
@@ -666,8 +797,11 @@ def reaches_around(source: str) -> list[str]:
     or autograd by other means than its usual calls (``exec``, ``getattr``, ``checks.recorder``,
     ``torch.autograd``, ``numgrad``, a ``!shell`` line), as text, in order; ``[]`` when nothing
     does. Source that does not parse counts as its first line."""
-    found = [line.strip()[:40] for line in source.splitlines()
-             if line.lstrip().startswith("!") or _RUNS_CODE.match(line.lstrip())]
+    found = [
+        line.strip()[:40]
+        for line in source.splitlines()
+        if line.lstrip().startswith("!") or _RUNS_CODE.match(line.lstrip())
+    ]
     cell = _parse(source)
     if cell is None:
         return found or [source.strip().split("\n")[0][:40]]
@@ -676,13 +810,22 @@ def reaches_around(source: str) -> list[str]:
         if isinstance(node, ast.Name) and node.id in _AROUND_NAMES:
             text = node.id
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module
-                                                   else [])
-            text = next((m for m in mods if m.split(".")[0] in _AROUND_NAMES
-                         or any(p in m for p in _AROUND_PARTS)), None)
+            mods = [a.name for a in node.names] + (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            )
+            text = next(
+                (
+                    m
+                    for m in mods
+                    if m.split(".")[0] in _AROUND_NAMES or any(p in m for p in _AROUND_PARTS)
+                ),
+                None,
+            )
         elif isinstance(node, (ast.Attribute, ast.Name)):
             whole = ast.unparse(node)
-            text = next((whole for p in _AROUND_PARTS if p in whole and whole.count(".") <= 3), None)
+            text = next(
+                (whole for p in _AROUND_PARTS if p in whole and whole.count(".") <= 3), None
+            )
         if text and not any(f.startswith(text) for f in found):  # `__gr.emit`, not `__gr` again
             found.append(text)
     return list(dict.fromkeys(found))
@@ -693,4 +836,6 @@ def numbers_written(source: str) -> int:
     cell = _parse(source)
     if cell is None:
         return 0
-    return sum(isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(cell.tree))
+    return sum(
+        isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(cell.tree)
+    )

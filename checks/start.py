@@ -45,9 +45,11 @@ def forbidden(folder: Path) -> str | None:
     folder = folder.expanduser().resolve()
     places = [(PACKAGE, "the installed package")]
     if CHECKOUT:
-        places += [(CHECKOUT / "notebooks", "the repository's notebooks/ (generated files)"),
-                   (CHECKOUT / "solutions", "the repository's solutions/"),
-                   (CHECKOUT / "tests", "the repository's tests/")]
+        places += [
+            (CHECKOUT / "notebooks", "the repository's notebooks/ (generated files)"),
+            (CHECKOUT / "solutions", "the repository's solutions/"),
+            (CHECKOUT / "tests", "the repository's tests/"),
+        ]
     for place, what in places:
         if folder == place or place in folder.parents:
             return f"{folder} is inside {what}: choose a folder of your own"
@@ -93,8 +95,13 @@ def copy_notebooks(folder: Path, new: bool = False, source: Path = NOTEBOOKS) ->
     return done
 
 
-_SAID = {"copied": "copied", "same": "unchanged", "updated": "updated (you had not changed it)",
-         "kept": "kept: it holds your work", "new": "a fresh copy, beside yours"}
+_SAID = {
+    "copied": "copied",
+    "same": "unchanged",
+    "updated": "updated (you had not changed it)",
+    "kept": "kept: it holds your work",
+    "new": "a fresh copy, beside yours",
+}
 
 
 def describe(done: list[Copied]) -> str:
@@ -126,9 +133,11 @@ def start(folder: Path, new: bool = False, lab: bool = True, extra: list[str] | 
         return 0
     cmd = lab_command(folder, extra or [])
     if cmd is None:
-        print("JupyterLab is not installed here, so it cannot open: pip install "
-              "'backprop-workbook[lab]', or open the notebooks in VS Code or another Jupyter.",
-              file=sys.stderr)
+        print(
+            "JupyterLab is not installed here, so it cannot open: pip install "
+            "'backprop-workbook[lab]', or open the notebooks in VS Code or another Jupyter.",
+            file=sys.stderr,
+        )
         return 1
     if "--allow-root" in cmd:
         print("(running as root: JupyterLab starts with --allow-root)")

@@ -1,4 +1,5 @@
-"""Generate the student notebooks from the solutions: ``python -m checks.student [--check] [--full]``.
+"""Generate the student notebooks from the solutions: \
+``python -m checks.student [--check] [--full]``.
 
 Each ``### BEGIN SOLUTION`` / ``### END SOLUTION`` block (the nbgrader delimiters) becomes
 one placeholder line per name the block assigns, ``dX = ...  # TODO: <what>``. The comment
@@ -71,7 +72,9 @@ def _stub(source: str, full: bool = False) -> tuple[str, list[str], dict[str, di
             hint_, name_, kind, text = _DESCRIBE.match(out.pop().strip()).groups()
             above.insert(0, (hint_ or "", name_, (kind or "").strip(), text))
         stubs = [text for h, name, kind, text in above if name == "stub" and not h]
-        described = {name: text for h, name, kind, text in above if not h and not kind and name != "stub"}
+        described = {
+            name: text for h, name, kind, text in above if not h and not kind and name != "stub"
+        }
         fuller = {name: text for h, name, kind, text in above if not h and kind == "full"}
         rungs: dict[str, list[str]] = {}
         for h, name, kind, text in above:
@@ -83,19 +86,23 @@ def _stub(source: str, full: bool = False) -> tuple[str, list[str], dict[str, di
         targets: list[str] = []
         while j < len(lines) and lines[j].strip() != END:
             body = lines[j]
-            if body.startswith(indent) and not body[len(indent):].startswith((" ", "\t")):
-                m = _ASSIGN.match(body[len(indent):])
+            if body.startswith(indent) and not body[len(indent) :].startswith((" ", "\t")):
+                m = _ASSIGN.match(body[len(indent) :])
                 if m and m.group(1) not in targets:
                     targets.append(m.group(1))
             j += 1
         if j == len(lines):
             raise ValueError(f"{BEGIN} without {END} in:\n{source}")
-        stray = [n for n in [*described, *fuller, *(rungs if not stubs else [])] if n not in targets]
+        stray = [
+            n for n in [*described, *fuller, *(rungs if not stubs else [])] if n not in targets
+        ]
         if stray:
-            raise ValueError(f"the comment '# {stray[0]}: ...' describes no name assigned in its solution block")
+            raise ValueError(
+                f"the comment '# {stray[0]}: ...' describes no name assigned in its solution block"
+            )
         names = list(described) or ([] if stubs else targets)
         asked += names
-        block = "\n".join(lines[i + 1:j])
+        block = "\n".join(lines[i + 1 : j])
         for name in names:
             ladder[name] = {"rungs": rungs.get(name, []), "solution": _solution_lines(block, name)}
         if stubs:  # a block of no name (a closure's body): its ladders go by the check's name
@@ -106,7 +113,9 @@ def _stub(source: str, full: bool = False) -> tuple[str, list[str], dict[str, di
             out.append(f"{indent}# YOUR CODE HERE")
         for name in names:
             what = fuller.get(name, described.get(name)) if full else described.get(name)
-            out.append(f"{indent}{name} = ...  # TODO: {what}" if what else f"{indent}{name} = ...  # TODO")
+            out.append(
+                f"{indent}{name} = ...  # TODO: {what}" if what else f"{indent}{name} = ...  # TODO"
+            )
         i = j + 1
     return "\n".join(out), asked, ladder
 
@@ -120,14 +129,25 @@ def _solution_lines(block: str, name: str) -> str:
         return code.strip()
     keep = []
     for stmt in tree.body:
-        stores = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                     for n in ast.walk(stmt))
-        stores = stores or any(isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store)
-                               and isinstance(getattr(n, "value", None), ast.Name) and n.value.id == name
-                               for n in ast.walk(stmt))
-        stores = stores or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                               and n.func.attr.endswith("_") and isinstance(n.func.value, ast.Name)
-                               and n.func.value.id == name for n in ast.walk(stmt))  # dC.index_add_(...)
+        stores = any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            for n in ast.walk(stmt)
+        )
+        stores = stores or any(
+            isinstance(n, (ast.Subscript, ast.Attribute))
+            and isinstance(n.ctx, ast.Store)
+            and isinstance(getattr(n, "value", None), ast.Name)
+            and n.value.id == name
+            for n in ast.walk(stmt)
+        )
+        stores = stores or any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr.endswith("_")
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name
+            for n in ast.walk(stmt)
+        )  # dC.index_add_(...)
         if stores:
             keep.append(ast.get_source_segment(code, stmt))
     return "\n".join(keep) or code.strip()
@@ -163,16 +183,24 @@ def render(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb, version=4) + "\n"
 
 
-def generate(check: bool = False, root: Path = ROOT, full: bool = False, out: Path | None = None,
-             hints: Path | None = None) -> list[Path]:
-    """Write (or, with ``check``, compare) every student copy and hint ladder; the paths that differ."""
+def generate(
+    check: bool = False,
+    root: Path = ROOT,
+    full: bool = False,
+    out: Path | None = None,
+    hints: Path | None = None,
+) -> list[Path]:
+    """Write (or, with ``check``, compare) every student copy and hint ladder; the paths
+    that differ."""
     differ = []
     out = out or root / "notebooks"
     hints = hints or (HINTS if root == ROOT else root / "checks" / "hints")
     for sol in sorted((root / "solutions").glob("*.ipynb")):
         solution = nbformat.read(sol, as_version=4)
-        texts = {out / sol.name: render(student_notebook(solution, full)),
-                 hints / f"{sol.stem}.json": json.dumps(notebook_ladders(solution), indent=1) + "\n"}
+        texts = {
+            out / sol.name: render(student_notebook(solution, full)),
+            hints / f"{sol.stem}.json": json.dumps(notebook_ladders(solution), indent=1) + "\n",
+        }
         for target, text in texts.items():
             if not target.exists() or target.read_text() != text:
                 differ.append(target)
@@ -183,11 +211,20 @@ def generate(check: bool = False, root: Path = ROOT, full: bool = False, out: Pa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m checks.student", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="only report student copies that are out of date")
-    parser.add_argument("--full", action="store_true",
-                        help="a self-study edition: TODO comments that give the rule and formula")
-    parser.add_argument("--out", type=Path, help="folder for the student copies (default notebooks/)")
+    parser = argparse.ArgumentParser(
+        prog="python -m checks.student", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="only report student copies that are out of date"
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="a self-study edition: TODO comments that give the rule and formula",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="folder for the student copies (default notebooks/)"
+    )
     args = parser.parse_args(argv)
     if args.full and not args.out and not args.check:
         parser.error("--full writes a self-study edition: give it its own --out folder")

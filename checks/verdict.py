@@ -18,8 +18,12 @@ from typing import Any
 # styles only, no theme variables, no <style> element, no class that carries a look: the
 # ``workbook-*`` classes are hooks for tests).
 PASS, FAIL, TODO, NOTE = "#1a7f37", "#cf222e", "#8c959f", "#9a6700"
-TINT = {PASS: "rgba(26,127,55,0.10)", FAIL: "rgba(207,34,46,0.10)",
-        TODO: "rgba(140,149,159,0.12)", NOTE: "rgba(191,135,0,0.12)"}
+TINT = {
+    PASS: "rgba(26,127,55,0.10)",
+    FAIL: "rgba(207,34,46,0.10)",
+    TODO: "rgba(140,149,159,0.12)",
+    NOTE: "rgba(191,135,0,0.12)",
+}
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,9 @@ class Worst:
     mismatched: int
     total: int
     source: str  # where the expected value comes from: "autograd", "central difference", ...
-    argument: int | None = None  # central differences: which input of the function (minitorch's style)
+    argument: int | None = (
+        None  # central differences: which input of the function (minitorch's style)
+    )
 
     def sentence(self) -> str:
         y, e = _num(self.yours), _num(self.expected)
@@ -49,14 +55,18 @@ class Worst:
             got = f"received derivative {y} for argument {self.argument}"
             if self.total == 1:
                 return f"{got}, but expected {e} from {self.source}."
-            return (f"{got} at index {self.index}, but expected {e} from {self.source} "
-                    f"({self.mismatched} / {self.total} elements differ).")
+            return (
+                f"{got} at index {self.index}, but expected {e} from {self.source} "
+                f"({self.mismatched} / {self.total} elements differ)."
+            )
         if self.total == 1:
             return f"yours {y}, expected {e} from {self.source}."
         pct = 100.0 * self.mismatched / self.total
-        return (f"Mismatched elements: {self.mismatched} / {self.total} ({pct:.1f}%), greatest "
-                f"absolute difference {_num(self.absdiff)} at index {self.index}: yours {y}, "
-                f"expected {e} from {self.source}.")
+        return (
+            f"Mismatched elements: {self.mismatched} / {self.total} ({pct:.1f}%), greatest "
+            f"absolute difference {_num(self.absdiff)} at index {self.index}: yours {y}, "
+            f"expected {e} from {self.source}."
+        )
 
     def located(self) -> str | None:
         """How many elements differ and where the worst one is, with no number of either tensor:
@@ -64,11 +74,15 @@ class Worst:
         if self.total == 1:
             return None
         if self.argument is not None:
-            return (f"for argument {self.argument}, {self.mismatched} / {self.total} elements differ, "
-                    f"the greatest difference at index {self.index}.")
+            return (
+                f"for argument {self.argument}, {self.mismatched} / {self.total} elements differ, "
+                f"the greatest difference at index {self.index}."
+            )
         pct = 100.0 * self.mismatched / self.total
-        return (f"Mismatched elements: {self.mismatched} / {self.total} ({pct:.1f}%), the greatest "
-                f"difference at index {self.index}.")
+        return (
+            f"Mismatched elements: {self.mismatched} / {self.total} ({pct:.1f}%), the greatest "
+            f"difference at index {self.index}."
+        )
 
 
 @dataclass
@@ -89,7 +103,9 @@ class Result:
     notes: tuple[Note, ...] = ()
     worst: Worst | None = None
     missing_uses: tuple[str, ...] = ()  # a missing-path: the uses whose contributions are left out
-    compared: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)  # (yours, expected)
+    compared: tuple[Any, Any] | None = field(
+        default=None, repr=False, compare=False
+    )  # (yours, expected)
     _shown_in: int | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
@@ -97,7 +113,7 @@ class Result:
 
     @property
     def state(self) -> str:
-        """"pass", "note" (a pass with something to fix), "upstream" (right given a wrong earlier
+        """ "pass", "note" (a pass with something to fix), "upstream" (right given a wrong earlier
         answer), "missing" (not written yet) or "fail"."""
         if self.ok:
             return "note" if self.notes else "pass"
@@ -135,8 +151,10 @@ class Result:
     # -- renderings
     def line(self) -> str:
         """The lecture's one-line report."""
-        return (f"{self.name:15s} | exact: {str(self.exact):5s} | approximate: {str(self.ok):5s} "
-                f"| maxdiff: {self.maxdiff}")
+        return (
+            f"{self.name:15s} | exact: {str(self.exact):5s} | approximate: {str(self.ok):5s} "
+            f"| maxdiff: {self.maxdiff}"
+        )
 
     def report(self) -> str:
         """Plain text: the lecture's line, then the mistake and the worst element, or the notes."""
@@ -151,14 +169,20 @@ class Result:
         lines = [f"<div>{_b(colour, symbol)} {_esc(self.line())}</div>"]
         for mark, body, indent in self._details():
             head = _b(colour, _esc(mark)) if mark.strip() else _esc(mark)
-            lines.append(f"<div style='padding-left:{len(indent)}ch;text-indent:-{len(indent)}ch'>"
-                         f"{head}{code_html(body)}</div>")
-        style = (f"margin:0;padding:1px 6px;border-left:4px solid {colour};"
-                 f"background:{TINT[colour]};font-family:monospace;white-space:pre-wrap;"
-                 "word-break:normal;overflow-wrap:anywhere")
+            lines.append(
+                f"<div style='padding-left:{len(indent)}ch;text-indent:-{len(indent)}ch'>"
+                f"{head}{code_html(body)}</div>"
+            )
+        style = (
+            f"margin:0;padding:1px 6px;border-left:4px solid {colour};"
+            f"background:{TINT[colour]};font-family:monospace;white-space:pre-wrap;"
+            "word-break:normal;overflow-wrap:anywhere"
+        )
         kind = "pass" if self.ok else "fail"
-        return (f"<div class='workbook-check workbook-{kind} workbook-{self.state}' "
-                f"style='{style}'>" + "".join(lines) + "</div>" + self._picture())
+        return (
+            f"<div class='workbook-check workbook-{kind} workbook-{self.state}' "
+            f"style='{style}'>" + "".join(lines) + "</div>" + self._picture()
+        )
 
     def _picture(self) -> str:
         """A failing 1-D or 2-D answer: a heatmap of yours minus expected (``checks.heatmap``)."""
@@ -175,9 +199,13 @@ class Result:
         """The grader's columns: passed, mistake, reason (hint and worst element), note, and
         feedback (the reason as the learner may read it)."""
         reason = "" if self.ok else " ".join(p for p in (self.hint, self.where) if p)
-        return {"passed": "true" if self.ok else "false", "mistake": self.mistake or "",
-                "reason": reason, "note": "; ".join(f"{n.word}: {n.text}" for n in self.notes),
-                "feedback": self.feedback}
+        return {
+            "passed": "true" if self.ok else "false",
+            "mistake": self.mistake or "",
+            "reason": reason,
+            "note": "; ".join(f"{n.word}: {n.text}" for n in self.notes),
+            "feedback": self.feedback,
+        }
 
     def _details(self) -> list[tuple[str, str, str]]:
         """(mark, text, indent of its wrapped lines) for each line after the lecture's."""

@@ -25,8 +25,10 @@ PLACEHOLDER = re.compile(r"^(\w+) = \.\.\.  # TODO.*$", re.M)  # at a cell's top
 def answer_cells(nb: nbformat.NotebookNode) -> list[tuple[nbformat.NotebookNode, dict[str, str]]]:
     """The answer cells of a copy of notebook 03, each with its ``{name: check id}``."""
     by_id = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
-    return [(by_id[a.cell_id], dict(zip(a.names, a.checks, strict=True)))
-            for a in load_exercise(SOLUTION).answers]
+    return [
+        (by_id[a.cell_id], dict(zip(a.names, a.checks, strict=True)))
+        for a in load_exercise(SOLUTION).answers
+    ]
 
 
 def guard_every_answer_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -170,7 +172,9 @@ def _steal(cell_id, checks, key):
 def read_grading_notebook(out: str) -> str:
     """Attack 2: the grading notebook (and any notebook) near the kernel, in /tmp, in other
     processes' folders and in the grader's out folder; their solution blocks run as answers."""
-    return _EXEC_SOLUTIONS + f'''
+    return (
+        _EXEC_SOLUTIONS
+        + f"""
 
 try:
     _deadline = time.monotonic() + 15
@@ -187,13 +191,16 @@ try:
     print(f"found {{len(_SOLVED)}} solution cells")
 except Exception as _e:
     print("nothing found:", type(_e).__name__)
-'''
+"""
+    )
 
 
 def read_solutions(repo: str) -> str:
     """Attack 4: the instructor's ``solutions/`` next to the installed ``checks`` package, and at
     the course repository's real path."""
-    return _EXEC_SOLUTIONS + f'''
+    return (
+        _EXEC_SOLUTIONS
+        + f"""
 
 try:
     import checks.student
@@ -205,13 +212,14 @@ try:
     print(f"found {{len(_SOLVED)}} solution cells")
 except Exception as _e:
     print("nothing found:", type(_e).__name__)
-'''
+"""
+    )
 
 
 def read_reference_cache(out: str, seconds: float = 15) -> str:
     """Attack 3: the grader's reference values (``.reference/*.pt``), under the real out folder
     and anywhere under ``/`` (for ``seconds``); each answer is the reference's value."""
-    return f'''
+    return f"""
 import glob
 import os
 import time
@@ -249,7 +257,7 @@ def _steal(cell_id, checks, key):
     else:
         globals().update(got)
     return True
-'''
+"""
 
 
 # ------------------------------------------------------------ 5. writing where the grader keeps it
@@ -313,7 +321,7 @@ def child_loop(out: str, places: list[str], submission: str) -> str:
 
 def detached_children(loop: str, popen_marker: str, daemon_marker: str) -> str:
     """Attack 6: one child in a session of its own, and one double-forked daemon."""
-    return f'''
+    return f"""
 import os
 import subprocess
 import sys
@@ -339,7 +347,7 @@ try:
     os.waitpid(_pid, 0)
 except Exception as _e:
     print("fork:", _e)
-'''
+"""
 
 
 # ------------------------------------------------------------ 7. numbers computed elsewhere

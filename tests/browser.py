@@ -21,8 +21,13 @@ CHROMIUM_FLAGS = [
 def require_browser() -> None:
     """Skip the test where Chromium or the playwright package is missing."""
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: run `bash tests/e2e_setup.sh` (apt-get install chromium)")
+        pytest.skip(
+            f"{CHROMIUM} not found: run `bash tests/e2e_setup.sh` (apt-get install chromium)"
+        )
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        pytest.skip("the playwright package is not installed: run `bash tests/e2e_setup.sh` (pip install playwright)")
+        pytest.skip(
+            "the playwright package is not installed: run `bash tests/e2e_setup.sh` "
+            "(pip install playwright)"
+        )

@@ -10,19 +10,49 @@ import torch
 import torch.nn.functional as F
 
 ORDER = [
-    "logprobs", "probs", "counts_sum_inv", "counts_sum", "counts", "norm_logits", "logit_maxes", "logits",
-    "h", "W2", "b2", "hpreact", "bngain", "bnbias", "bnraw", "bnvar_inv", "bnvar", "bndiff2", "bndiff",
-    "bnmeani", "hprebn", "embcat", "W1", "b1", "emb", "C",
+    "logprobs",
+    "probs",
+    "counts_sum_inv",
+    "counts_sum",
+    "counts",
+    "norm_logits",
+    "logit_maxes",
+    "logits",
+    "h",
+    "W2",
+    "b2",
+    "hpreact",
+    "bngain",
+    "bnbias",
+    "bnraw",
+    "bnvar_inv",
+    "bnvar",
+    "bndiff2",
+    "bndiff",
+    "bnmeani",
+    "hprebn",
+    "embcat",
+    "W1",
+    "b1",
+    "emb",
+    "C",
 ]
 
 
-def init_params(vocab_size: int = 27, block_size: int = 3, n_embd: int = 10, n_hidden: int = 64,
-                seed: int = 2147483647) -> dict[str, torch.Tensor]:
+def init_params(
+    vocab_size: int = 27,
+    block_size: int = 3,
+    n_embd: int = 10,
+    n_hidden: int = 64,
+    seed: int = 2147483647,
+) -> dict[str, torch.Tensor]:
     """The lecture's deliberately non-standard initialisation, every draw from one generator."""
     g = torch.Generator().manual_seed(seed)
     p = {
         "C": torch.randn((vocab_size, n_embd), generator=g),
-        "W1": torch.randn((n_embd * block_size, n_hidden), generator=g) * (5 / 3) / ((n_embd * block_size) ** 0.5),
+        "W1": torch.randn((n_embd * block_size, n_hidden), generator=g)
+        * (5 / 3)
+        / ((n_embd * block_size) ** 0.5),
         "b1": torch.randn(n_hidden, generator=g) * 0.1,
         "W2": torch.randn((n_hidden, vocab_size), generator=g) * 0.1,
         "b2": torch.randn(vocab_size, generator=g) * 0.1,
@@ -34,10 +64,14 @@ def init_params(vocab_size: int = 27, block_size: int = 3, n_embd: int = 10, n_h
     return p
 
 
-def forward(p: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> dict[str, torch.Tensor]:
+def forward(
+    p: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor
+) -> dict[str, torch.Tensor]:
     """The forward pass in the lecture's named steps; every intermediate retains its grad."""
     n = Xb.shape[0]
-    C, W1, b1, W2, b2, bngain, bnbias = (p[k] for k in ("C", "W1", "b1", "W2", "b2", "bngain", "bnbias"))
+    C, W1, b1, W2, b2, bngain, bnbias = (
+        p[k] for k in ("C", "W1", "b1", "W2", "b2", "bngain", "bnbias")
+    )
     emb = C[Xb]
     embcat = emb.view(emb.shape[0], -1)
     hprebn = embcat @ W1 + b1
@@ -58,10 +92,27 @@ def forward(p: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> d
     probs = counts * counts_sum_inv
     logprobs = probs.log()
     loss = -logprobs[range(n), Yb].mean()
-    out = dict(emb=emb, embcat=embcat, hprebn=hprebn, bnmeani=bnmeani, bndiff=bndiff, bndiff2=bndiff2, bnvar=bnvar,
-               bnvar_inv=bnvar_inv, bnraw=bnraw, hpreact=hpreact, h=h, logits=logits, logit_maxes=logit_maxes,
-               norm_logits=norm_logits, counts=counts, counts_sum=counts_sum, counts_sum_inv=counts_sum_inv,
-               probs=probs, logprobs=logprobs)
+    out = dict(
+        emb=emb,
+        embcat=embcat,
+        hprebn=hprebn,
+        bnmeani=bnmeani,
+        bndiff=bndiff,
+        bndiff2=bndiff2,
+        bnvar=bnvar,
+        bnvar_inv=bnvar_inv,
+        bnraw=bnraw,
+        hpreact=hpreact,
+        h=h,
+        logits=logits,
+        logit_maxes=logit_maxes,
+        norm_logits=norm_logits,
+        counts=counts,
+        counts_sum=counts_sum,
+        counts_sum_inv=counts_sum_inv,
+        probs=probs,
+        logprobs=logprobs,
+    )
     for t in out.values():
         t.retain_grad()
     out["loss"] = loss
@@ -80,7 +131,9 @@ def forward_loss(p: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor)
         return F.cross_entropy(h @ p["W2"] + p["b2"], Yb)
 
 
-def backward(p: dict[str, torch.Tensor], f: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> dict[str, torch.Tensor]:
+def backward(
+    p: dict[str, torch.Tensor], f: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor
+) -> dict[str, torch.Tensor]:
     """Every gradient by hand, step by step, as a learner writes them."""
     with torch.no_grad():
         n = Xb.shape[0]
@@ -90,12 +143,15 @@ def backward(p: dict[str, torch.Tensor], f: dict[str, torch.Tensor], Xb: torch.T
         d["probs"] = (1.0 / f["probs"]) * d["logprobs"]
         d["counts_sum_inv"] = (f["counts"] * d["probs"]).sum(1, keepdim=True)
         d["counts"] = f["counts_sum_inv"] * d["probs"]
-        d["counts_sum"] = -f["counts_sum"] ** -2 * d["counts_sum_inv"]
+        d["counts_sum"] = -(f["counts_sum"] ** -2) * d["counts_sum_inv"]
         d["counts"] = d["counts"] + torch.ones_like(f["counts"]) * d["counts_sum"]
         d["norm_logits"] = f["counts"] * d["counts"]
         d["logit_maxes"] = (-d["norm_logits"]).sum(1, keepdim=True)
         d["logits"] = d["norm_logits"].clone()
-        d["logits"] += F.one_hot(f["logits"].max(1).indices, num_classes=f["logits"].shape[1]) * d["logit_maxes"]
+        d["logits"] += (
+            F.one_hot(f["logits"].max(1).indices, num_classes=f["logits"].shape[1])
+            * d["logit_maxes"]
+        )
         d["h"] = d["logits"] @ p["W2"].T
         d["W2"] = f["h"].T @ d["logits"]
         d["b2"] = d["logits"].sum(0)
@@ -120,7 +176,9 @@ def backward(p: dict[str, torch.Tensor], f: dict[str, torch.Tensor], Xb: torch.T
     return d
 
 
-def batch(X: torch.Tensor, Y: torch.Tensor, batch_size: int = 32, seed: int = 2147483647) -> tuple[torch.Tensor, torch.Tensor]:
+def batch(
+    X: torch.Tensor, Y: torch.Tensor, batch_size: int = 32, seed: int = 2147483647
+) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     ix = torch.randint(0, X.shape[0], (batch_size,), generator=g)
     return X[ix], Y[ix]

@@ -33,7 +33,9 @@ def a_class(root: Path) -> list[Path]:
     (root / "bob" / "old").mkdir(parents=True)
     (root / "bob" / NB2).write_text(blank.replace("dY = ...", "dY = -dD", 1))
     (root / "bob" / "old" / "02-tensor-backprop-copy.ipynb").write_text(blank)
-    (root / "bob" / "notes.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    (root / "bob" / "notes.ipynb").write_text(
+        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    )
     (root / "cy.ipynb").write_text(blank)
     return [root / "ann", root / "bob", root / "cy.ipynb"]
 
@@ -45,21 +47,28 @@ def graded(tmp_path_factory):
     cache = root / "cache"
     local = grade(subs, root / "local", SETTINGS, progress=lambda s: None, cache=cache)
     said: list[str] = []
-    on_dask = grade(subs, root / "dask", SETTINGS, progress=said.append, cache=cache, executor="dask")
+    on_dask = grade(
+        subs, root / "dask", SETTINGS, progress=said.append, cache=cache, executor="dask"
+    )
     return root, subs, cache, local, on_dask, said
 
 
 def test_dask_gives_the_local_executors_rows_byte_for_byte(graded):
     root, _, _, local, on_dask, said = graded
     assert local == on_dask and len(local) == 22 + 22 + 1 + 22
-    assert (root / "local" / "grades.csv").read_bytes() == (root / "dask" / "grades.csv").read_bytes()
+    assert (root / "local" / "grades.csv").read_bytes() == (
+        root / "dask" / "grades.csv"
+    ).read_bytes()
     assert (root / "local" / "report.md").read_bytes() == (root / "dask" / "report.md").read_bytes()
     assert any(s.startswith("dask: a local cluster of 2 workers at tcp://127.0.0.1:") for s in said)
     passed = {(r["submission"], r["check"]) for r in on_dask if r["passed"] == "true"}
     assert passed == {("ann", "ex1/dY")}
     bob = {r["check"]: r for r in on_dask if r["submission"] == "bob"}
     assert bob["ex1/dY"]["mistake"] == "sign" and "not one of the exercises" in bob["-"]["reason"]
-    assert "02-tensor-backprop-copy.ipynb (graded: 02-tensor-backprop.ipynb)" in (root / "dask" / "report.md").read_text()
+    assert (
+        "02-tensor-backprop-copy.ipynb (graded: 02-tensor-backprop.ipynb)"
+        in (root / "dask" / "report.md").read_text()
+    )
 
 
 def test_dask_resumes_where_it_stopped(graded):
@@ -76,8 +85,13 @@ def test_dask_resumes_where_it_stopped(graded):
 def test_a_worker_that_dies_gives_its_submission_a_row_and_the_rest_finish(graded):
     root, subs, cache, local, _, _ = graded
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        )
     watcher = distributed.Client(cluster)
     pids = watcher.run(os.getpid)
     killed: list[int] = []
@@ -96,21 +110,33 @@ def test_a_worker_that_dies_gives_its_submission_a_row_and_the_rest_finish(grade
     thread = threading.Thread(target=kill_bobs_worker, daemon=True)
     thread.start()
     try:
-        rows = grade(subs, root / "killed", SETTINGS, progress=lambda s: None, cache=cache, executor="dask",
-                     scheduler=cluster.scheduler_address)
+        rows = grade(
+            subs,
+            root / "killed",
+            SETTINGS,
+            progress=lambda s: None,
+            cache=cache,
+            executor="dask",
+            scheduler=cluster.scheduler_address,
+        )
     finally:
         thread.join(timeout=5)
         watcher.close()
         cluster.close()
     assert killed
     bob = [r for r in rows if r["submission"] == "bob"]
-    assert len(bob) == 3 and all(r["passed"] == "false" and "the grading worker failed (KilledWorker" in r["reason"]
-                                 for r in bob)
-    assert [r for r in rows if r["submission"] != "bob"] == [r for r in local if r["submission"] != "bob"]
+    assert len(bob) == 3 and all(
+        r["passed"] == "false" and "the grading worker failed (KilledWorker" in r["reason"]
+        for r in bob
+    )
+    assert [r for r in rows if r["submission"] != "bob"] == [
+        r for r in local if r["submission"] != "bob"
+    ]
 
 
 def processes_under(folder: Path) -> list[str]:
-    """The command lines of the processes that name ``folder`` (test runners, kernels, sandboxes)."""
+    """The command lines of the processes that name ``folder`` (test runners,
+    kernels, sandboxes)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -123,7 +149,9 @@ def processes_under(folder: Path) -> list[str]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the processes left behind")
+@pytest.mark.skipif(
+    not Path("/proc").is_dir(), reason="needs /proc to find the processes left behind"
+)
 @pytest.mark.parametrize("executor", ["dask", "local"])
 def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executor):
     """Ctrl-C in the terminal (SIGINT to the grader's process group, dask's workers included) while
@@ -142,14 +170,42 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
         (tmp_path / "subs" / name / NB2).write_text(slow)
         subs.append(tmp_path / "subs" / name)
     out = tmp_path / "out"
-    scratch = Path(tempfile.mkdtemp(prefix="wbc-", dir="/tmp"))  # short: the kernels' sockets live under it
+    scratch = Path(
+        tempfile.mkdtemp(prefix="wbc-", dir="/tmp")
+    )  # short: the kernels' sockets live under it
     shutil.copytree(cache, out / ".reference")
-    cmd = [sys.executable, "-m", "checks.grade", *map(str, subs), "--out", str(out), "--executor", executor,
-           "--jobs", "2", "--seed", str(SETTINGS.seed), "--batch", str(SETTINGS.batch), "--steps",
-           str(SETTINGS.steps), "--cell-timeout", "300"]
-    env = {**os.environ, "TMPDIR": str(scratch)}  # every folder the runs make, so every process names it
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "checks.grade",
+        *map(str, subs),
+        "--out",
+        str(out),
+        "--executor",
+        executor,
+        "--jobs",
+        "2",
+        "--seed",
+        str(SETTINGS.seed),
+        "--batch",
+        str(SETTINGS.batch),
+        "--steps",
+        str(SETTINGS.steps),
+        "--cell-timeout",
+        "300",
+    ]
+    env = {
+        **os.environ,
+        "TMPDIR": str(scratch),
+    }  # every folder the runs make, so every process names it
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 180
         while len([p for p in processes_under(scratch) if "ipykernel" in p]) < 2:

@@ -75,7 +75,9 @@ def test_a_dropped_leading_axis_fails_with_strict_shapes():
     assert not res.ok and res.mistake == "shape" and "keepdim" in res.hint and res.maxdiff is None
 
 
-@pytest.mark.parametrize("answer_shape, shape", [((32,), (32, 1)), ((1, 27), (27,)), ((64, 1), (1, 64))])
+@pytest.mark.parametrize(
+    "answer_shape, shape", [((32,), (32, 1)), ((1, 27), (27,)), ((64, 1), (1, 64))]
+)
 def test_other_shape_differences_still_fail(answer_shape, shape):
     t = leaf_with_grad(shape)
     res = cmp("x", t.grad.reshape(answer_shape).clone(), t, quiet=True)
@@ -193,7 +195,10 @@ def test_missing_path_names_the_missing_use(retain):
 
 def test_missing_path_leaves_grads_untouched():
     x, counts, counts_sum, counts_sum_inv, probs, loss = _counts_graph(retain=True)
-    before = {k: v.grad.clone() for k, v in dict(counts=counts, counts_sum=counts_sum, probs=probs, x=x).items()}
+    before = {
+        k: v.grad.clone()
+        for k, v in dict(counts=counts, counts_sum=counts_sum, probs=probs, x=x).items()
+    }
     cmp("counts", counts_sum_inv.detach() * probs.grad, counts, quiet=True)
     for k, v in dict(counts=counts, counts_sum=counts_sum, probs=probs, x=x).items():
         assert torch.equal(v.grad, before[k]), k
@@ -246,7 +251,9 @@ def test_worst_element_is_pointed_at(capsys):
     res = cmp("x", y, t)
     out = capsys.readouterr().out
     assert res.index == (4, 7) and res.mismatched == 2 and res.total == 72
-    assert res.yours == pytest.approx(float(y[4, 7])) and res.expected == pytest.approx(float(t.grad[4, 7]))
+    assert res.yours == pytest.approx(float(y[4, 7])) and res.expected == pytest.approx(
+        float(t.grad[4, 7])
+    )
     assert "Mismatched elements: 2 / 72 (2.8%)" in out and "at index (4, 7)" in out
 
 
@@ -279,10 +286,29 @@ def test_passing_the_grad_instead_of_the_tensor():
 @pytest.mark.parametrize(
     "answer",
     [
-        0, 1.5, float("nan"), True, "dx", b"x", {"a": 1}, [1, 2], [[1, 2], [3]], [], (1,),
-        np.ones((3, 4)), np.ones((4, 3)), np.array(["a", "b"]), np.float64(2.0), object(), print,
-        torch.ones(3, 4, dtype=torch.int64), torch.ones(3, 4, dtype=torch.bool), torch.empty(0),
-        torch.ones(3, 4, dtype=torch.complex64), torch.ones(3, 4).to_sparse(), torch.full((3, 4), float("inf")),
+        0,
+        1.5,
+        float("nan"),
+        True,
+        "dx",
+        b"x",
+        {"a": 1},
+        [1, 2],
+        [[1, 2], [3]],
+        [],
+        (1,),
+        np.ones((3, 4)),
+        np.ones((4, 3)),
+        np.array(["a", "b"]),
+        np.float64(2.0),
+        object(),
+        print,
+        torch.ones(3, 4, dtype=torch.int64),
+        torch.ones(3, 4, dtype=torch.bool),
+        torch.empty(0),
+        torch.ones(3, 4, dtype=torch.complex64),
+        torch.ones(3, 4).to_sparse(),
+        torch.full((3, 4), float("inf")),
     ],
 )
 def test_never_raises(answer):
@@ -385,7 +411,8 @@ def scalar(x):
 
 
 def _chain():
-    """Notebook 01, section 2: u = 1.5x, y = tanh(u), L = y**2 at x = 0.5; returns (tu, its gradient)."""
+    """Notebook 01, section 2: u = 1.5x, y = tanh(u), L = y**2 at x = 0.5; returns
+    (tu, its gradient)."""
     tx = scalar(0.5)
     tu = 1.5 * tx
     tL = torch.tanh(tu) ** 2
@@ -399,17 +426,32 @@ def test_a_single_number_off_by_a_meaningless_factor_is_wrong_and_says_both_numb
     tu, g = _chain()
     res = cmp("u", g * k, tu, quiet=True)
     assert res.mistake == "wrong", res
-    assert res.hint.startswith("your du is not the gradient (from autograd): re-derive it"), res.hint
+    assert res.hint.startswith("your du is not the gradient (from autograd): re-derive it"), (
+        res.hint
+    )
     assert res.where == f"yours {g * k:.6g}, expected {g:.6g} from autograd."  # the numbers, once
     assert res.feedback == res.hint  # a graded learner reads no expected value
     assert "times" not in res.hint and "Mismatched" not in res.report()
 
 
-@pytest.mark.parametrize(("k", "words"), [
-    (2.0, "2 times the gradient"), (3.0, "3 times"), (4.0, "4 times"), (0.5, "1/2 of the gradient"), (1 / 3, "1/3 of"),
-    (0.25, "1/4 of"), (-2.0, "-2 times"), (-0.5, "-1/2 of"), (0.75, "3/4 times"), (-4 / 3, "-4/3 times"),
-    (32.0, "32 is the batch size"), (1 / 32, "1/32 of the gradient, and 32 is the batch size"), (31.0, "31 is n-1"),
-])
+@pytest.mark.parametrize(
+    ("k", "words"),
+    [
+        (2.0, "2 times the gradient"),
+        (3.0, "3 times"),
+        (4.0, "4 times"),
+        (0.5, "1/2 of the gradient"),
+        (1 / 3, "1/3 of"),
+        (0.25, "1/4 of"),
+        (-2.0, "-2 times"),
+        (-0.5, "-1/2 of"),
+        (0.75, "3/4 times"),
+        (-4 / 3, "-4/3 times"),
+        (32.0, "32 is the batch size"),
+        (1 / 32, "1/32 of the gradient, and 32 is the batch size"),
+        (31.0, "31 is n-1"),
+    ],
+)
 def test_a_single_number_off_by_a_simple_factor_is_scale(k, words):
     tu, g = _chain()
     res = cmp("u", g * k, tu, n=32, quiet=True)
@@ -431,7 +473,10 @@ def test_a_one_element_tensor_is_a_single_number_too():
     assert res.mistake == "wrong" and res.hint.startswith("your dx is not the gradient")
     assert res.where == f"yours {g * 0.7123:.6g}, expected {g:.6g} from autograd."
     res = cmp("x", t.grad * 2, t, quiet=True)
-    assert res.mistake == "scale" and res.where == f"yours {2 * g:.6g}, expected {g:.6g} from autograd."
+    assert (
+        res.mistake == "scale"
+        and res.where == f"yours {2 * g:.6g}, expected {g:.6g} from autograd."
+    )
 
 
 def test_a_uniform_odd_factor_over_many_elements_is_still_scale():
@@ -441,27 +486,39 @@ def test_a_uniform_odd_factor_over_many_elements_is_still_scale():
 
 
 @pytest.mark.parametrize("shape", [(), (6, 7)])
-@pytest.mark.parametrize(("k", "words"), [(-2.0, "-2 times the gradient (the sign flipped, and twice the size)"),
-                                          (-2 / 3, "-2/3 times the gradient (the sign flipped, and 2/3 of the size)"),
-                                          (-0.5, "-1/2 of the gradient (the sign flipped, and 1/2 of the size)")])
+@pytest.mark.parametrize(
+    ("k", "words"),
+    [
+        (-2.0, "-2 times the gradient (the sign flipped, and twice the size)"),
+        (-2 / 3, "-2/3 times the gradient (the sign flipped, and 2/3 of the size)"),
+        (-0.5, "-1/2 of the gradient (the sign flipped, and 1/2 of the size)"),
+    ],
+)
 def test_a_negative_factor_is_said_once(shape, k, words):
     t = leaf_with_grad(shape)
     res = cmp("d", t.grad * k, t, quiet=True)
     assert res.mistake == "scale" and words in res.hint, res.hint
-    assert "with the sign flipped" not in res.hint and res.hint.count("sign") == 2  # "the sign flipped", "check the sign"
+    assert (
+        "with the sign flipped" not in res.hint and res.hint.count("sign") == 2
+    )  # "the sign flipped", "check the sign"
 
 
 def test_a_negative_batch_factor_names_the_sign_and_the_batch_size():
     t = leaf_with_grad((32, 5))
     res = cmp("x", t.grad * -32, t, n=32, quiet=True)
-    assert res.mistake == "scale" and "(the sign flipped, and 32 times the size), and 32 is the batch size n" in res.hint
+    assert (
+        res.mistake == "scale"
+        and "(the sign flipped, and 32 times the size), and 32 is the batch size n" in res.hint
+    )
 
 
 def test_a_single_number_not_written_yet_asks_for_a_number():
     t = leaf_with_grad(())
     for answer in (None, ...):
         res = cmp("d", answer, t, quiet=True)
-        assert res.mistake == "missing" and res.hint.endswith("with dd, a number (or a 0-d tensor)."), res.hint
+        assert res.mistake == "missing" and res.hint.endswith(
+            "with dd, a number (or a 0-d tensor)."
+        ), res.hint
     assert "a tensor of shape (1,)" in cmp("d", None, leaf_with_grad((1,)), quiet=True).hint
 
 
@@ -476,11 +533,14 @@ def test_a_single_number_as_a_python_float_passes():
 def test_a_single_nan_says_so_without_an_index():
     tu, _ = _chain()
     res = cmp("u", float("nan"), tu, quiet=True)
-    assert res.mistake == "nan" and res.hint.startswith("your du is NaN:") and "index" not in res.hint
+    assert (
+        res.mistake == "nan" and res.hint.startswith("your du is NaN:") and "index" not in res.hint
+    )
 
 
-# Notebook 01 (solutions/01-scalar-autograd.ipynb), "A value used twice" and the quiz, as the learner runs them.
-USED_TWICE = '''
+# Notebook 01 (solutions/01-scalar-autograd.ipynb), "A value used twice" and the quiz, as the
+# learner runs them.
+USED_TWICE = """
 import torch
 from checks import cmp
 
@@ -505,7 +565,7 @@ da = a * 1.0              # forgot to add the second slot's contribution
 quiz = cmp('a (a*a)', da, ta)
 da += a * 1.0
 quiz_ok = cmp('a (a*a)', da, ta)
-'''
+"""
 
 
 def _run_notebook(source: str, retain: bool) -> dict:
@@ -520,7 +580,10 @@ def test_a_value_used_twice_forgotten_path_is_missing_path(retain, capsys):
     ns = _run_notebook(USED_TWICE, retain)
     first, quiz = ns["first"], ns["quiz"]
     assert first.mistake == "missing-path", first.hint
-    assert "add the one through `tL` (add)" in first.hint and first.where == "yours -2, expected -1 from autograd."
+    assert (
+        "add the one through `tL` (add)" in first.hint
+        and first.where == "yours -2, expected -1 from autograd."
+    )
     assert quiz.mistake == "missing-path", quiz.hint
     assert "is used 2 times (input 1 of `tL` (mul), input 2 of `tL` (mul))" in quiz.hint
     assert ns["second"].ok and ns["quiz_ok"].ok
@@ -540,7 +603,9 @@ def test_the_root_is_the_last_named_scalar_not_an_intermediate_one():
 @pytest.mark.parametrize("retain", [False, True])
 def test_contributions_that_cannot_be_measured_are_said_to_be_unknown(retain):
     ta, tb = scalar(3.0), scalar(-2.0)
-    tL = (ta * tb + ta) * 1.5  # neither use's output is named or kept: after a plain backward, nothing to rebuild from
+    tL = (
+        (ta * tb + ta) * 1.5
+    )  # neither use's output is named or kept: after a plain backward, nothing to rebuild from
     tL.backward(retain_graph=retain)
     res = cmp("a", 1.5 * -2.0, ta, quiet=True)
     if retain:
@@ -549,7 +614,11 @@ def test_contributions_that_cannot_be_measured_are_said_to_be_unknown(retain):
         unknown = "cmp cannot tell whether one of their contributions is missing"
         assert res.mistake == "scale" and unknown in res.hint, res.hint
         res = cmp("a", 0.37, ta, quiet=True)
-        assert res.mistake == "wrong" and unknown in res.hint and "expected -1.5 from autograd" in res.where
+        assert (
+            res.mistake == "wrong"
+            and unknown in res.hint
+            and "expected -1.5 from autograd" in res.where
+        )
 
 
 def test_a_single_path_with_the_wrong_sign_among_two():
@@ -575,15 +644,18 @@ def test_inspecting_the_graph_raises_no_warning():
 # ---------------------------------------------------------------- values that are not gradients
 
 
-@pytest.mark.parametrize("make, mistake", [
-    (lambda e: -e, "sign"),
-    (lambda e: 2 * e, "scale"),
-    (lambda e: e.T.clone(), "transpose"),
-    (lambda e: e + 0.3, "wrong"),
-    (lambda e: ..., "missing"),
-    (lambda e: None, "missing"),
-    (lambda e: e[0], "shape"),
-])
+@pytest.mark.parametrize(
+    "make, mistake",
+    [
+        (lambda e: -e, "sign"),
+        (lambda e: 2 * e, "scale"),
+        (lambda e: e.T.clone(), "transpose"),
+        (lambda e: e + 0.3, "wrong"),
+        (lambda e: ..., "missing"),
+        (lambda e: None, "missing"),
+        (lambda e: e[0], "shape"),
+    ],
+)
 def test_check_value_speaks_of_the_value_not_a_gradient(make, mistake):
     from checks import check_value
 
@@ -593,7 +665,9 @@ def test_check_value_speaks_of_the_value_not_a_gradient(make, mistake):
     text = res.report()
     assert "gradient" not in text and "dp" not in text and "local derivative" not in text, text
     if mistake not in ("missing", "shape", "transpose"):
-        assert "the value from torch.optim.AdamW" in res.hint and "from torch.optim.AdamW" in res.where
+        assert (
+            "the value from torch.optim.AdamW" in res.hint and "from torch.optim.AdamW" in res.where
+        )
 
 
 def test_check_value_passes_close_values_and_numpy():
@@ -609,8 +683,13 @@ def test_check_value_passes_close_values_and_numpy():
 def test_check_value_single_number_says_both_numbers_once():
     from checks import check_value
 
-    res = check_value("m", 1.37, torch.tensor(2.0, dtype=torch.float64), source="torch.optim.AdamW", quiet=True)
-    assert res.mistake == "wrong" and res.hint == "your m is not the value from torch.optim.AdamW: re-derive it step by step."
+    res = check_value(
+        "m", 1.37, torch.tensor(2.0, dtype=torch.float64), source="torch.optim.AdamW", quiet=True
+    )
+    assert (
+        res.mistake == "wrong"
+        and res.hint == "your m is not the value from torch.optim.AdamW: re-derive it step by step."
+    )
     assert res.where == "yours 1.37, expected 2 from torch.optim.AdamW."
 
 
@@ -641,7 +720,11 @@ def test_a_softmax_mask_applied_after_the_softmax_or_never_is_named(slip):
         wrong = wrong.masked_fill(~mask, 0.0)
     res = check_value("att_probs", wrong, probs, source="autograd", quiet=True)
     assert res.mistake == "mask", res
-    assert ("came after the softmax" if slip == "after" else "the mask is missing") in res.hint, res.hint
+    assert ("came after the softmax" if slip == "after" else "the mask is missing") in res.hint, (
+        res.hint
+    )
     assert check_value("att_probs", probs.clone(), probs, source="autograd", quiet=True).ok
     for other in (probs**2, probs.flip(-1), probs * 0.9):  # wrong in other ways
-        assert check_value("att_probs", other, probs, source="autograd", quiet=True).mistake != "mask"
+        assert (
+            check_value("att_probs", other, probs, source="autograd", quiet=True).mistake != "mask"
+        )

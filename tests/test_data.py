@@ -64,9 +64,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "data"
     d.mkdir()
     monkeypatch.setenv("WORKBOOK_DATA_DIR", str(d))
-    monkeypatch.setenv(
-        "WORKBOOK_NAMES_URL", f"http://127.0.0.1:{_closed_port()}/names.txt"
-    )
+    monkeypatch.setenv("WORKBOOK_NAMES_URL", f"http://127.0.0.1:{_closed_port()}/names.txt")
     return d
 
 
@@ -219,9 +217,7 @@ def test_vocab_rejects_dot_and_is_sorted() -> None:
         vocab(["a.b"])
 
 
-words_strategy = st.lists(
-    st.text(alphabet="abcdefghij", min_size=1, max_size=12), max_size=20
-)
+words_strategy = st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=12), max_size=20)
 
 
 @settings(max_examples=60, deadline=None)
@@ -229,15 +225,11 @@ words_strategy = st.lists(
 def test_build_dataset_roundtrip(words: list[str], block_size: int) -> None:
     X, Y = build_dataset(words, block_size, ALPHABET_STOI)
     itos = {i: s for s, i in ALPHABET_STOI.items()}
-    assert X.shape == (sum(len(w) + 1 for w in words), block_size) and Y.shape == (
-        X.shape[0],
-    )
+    assert X.shape == (sum(len(w) + 1 for w in words), block_size) and Y.shape == (X.shape[0],)
     assert "".join(itos[i] for i in Y.tolist()) == "".join(w + "." for w in words)
     i = 0
     for w in words:
-        assert (
-            X[i].tolist() == [0] * block_size
-        )  # each word starts from an empty context
+        assert X[i].tolist() == [0] * block_size  # each word starts from an empty context
         for j in range(len(w)):  # the context slides by the previous target
             assert X[i + j + 1].tolist() == X[i + j].tolist()[1:] + [int(Y[i + j])]
         i += len(w) + 1
@@ -274,9 +266,7 @@ def test_download_and_verify(
     target = nested / "names.txt"
     assert target.read_bytes() == names_path.read_bytes()
     assert len(names) == 32_033 and names[0] == "emma"
-    assert sorted(p.name for p in nested.iterdir()) == [
-        "names.txt"
-    ]  # no temp file left
+    assert sorted(p.name for p in nested.iterdir()) == ["names.txt"]  # no temp file left
 
 
 def test_download_corrupted(
@@ -327,9 +317,7 @@ def _assert_shown_alone(error: DataUnavailableError) -> None:
     assert "internet" in shown[0] and "by hand" in shown[0]  # both ways to get the file
 
 
-def test_download_http_error(
-    data_dir: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_download_http_error(data_dir: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch) -> None:
     url = serve(b"x", name="other.txt").replace("other.txt", "missing.txt")
     monkeypatch.setenv("WORKBOOK_NAMES_URL", url)
     with pytest.raises(DataUnavailableError, match="404") as info:

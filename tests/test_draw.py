@@ -48,7 +48,7 @@ def outline(g: ET.Element) -> ET.Element:
 
 def hue(colour: str) -> tuple[float, float, float]:
     """Hue in degrees, saturation and value of a ``#rrggbb`` colour."""
-    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
     h, s, v = colorsys.rgb_to_hsv(r, g, b)
     return h * 360, s, v
 
@@ -76,8 +76,14 @@ def small() -> tuple[list[Node], list[Edge]]:
         Node("z", "z", state="missing"),
         Node("u", "u", state="note"),
     ]
-    edges = [Edge("x", "mul"), Edge("w", "mul"), Edge("mul", "y"), Edge("y", "z"),
-             Edge("x", "z", state="missing"), Edge("z", "u")]
+    edges = [
+        Edge("x", "mul"),
+        Edge("w", "mul"),
+        Edge("mul", "y"),
+        Edge("y", "z"),
+        Edge("x", "z", state="missing"),
+        Edge("z", "u"),
+    ]
     return nodes, edges
 
 
@@ -134,8 +140,9 @@ def test_legend_names_the_states():
     for word in ("pass", "note", "wrong", "not written", "missing path"):
         assert word in words
     plain = [Node("a", "a"), Node("b", "b")]
-    assert not [g for g in parse(svg(plain, [Edge("a", "b")])).iter(f"{NS}g")
-                if g.get("class") == "legend"]
+    assert not [
+        g for g in parse(svg(plain, [Edge("a", "b")])).iter(f"{NS}g") if g.get("class") == "legend"
+    ]
 
 
 def test_layout_runs_forwards_and_boxes_do_not_overlap():
@@ -157,7 +164,7 @@ def test_layout_runs_forwards_and_boxes_do_not_overlap():
                 rx, ry = float(shape.get("rx")), float(shape.get("ry"))
                 boxes.append((cx - rx, cy - ry, cx + rx, cy + ry))
         for i, a in enumerate(boxes):
-            for b in boxes[i + 1:]:
+            for b in boxes[i + 1 :]:
                 assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
 
 
@@ -188,24 +195,44 @@ def test_makemore_graph_is_the_forward_pass_of_notebook_03():
     assert all(n.label == n.id for n in nodes)
     kinds = {n.id: n.kind for n in nodes}
     assert {k for k, v in kinds.items() if v == "input"} == {"Xb", "Yb"}
-    assert {k for k, v in kinds.items() if v == "param"} == {"C", "W1", "b1", "bngain", "bnbias",
-                                                             "W2", "b2"}
+    assert {k for k, v in kinds.items() if v == "param"} == {
+        "C",
+        "W1",
+        "b1",
+        "bngain",
+        "bnbias",
+        "W2",
+        "b2",
+    }
     # the edges, read off the forward cell: each assignment's operands -> its target
     names = set(ids)
     expected, assigned = set(), set()
     for stmt in ast.parse(forward_cell()).body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in names:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in names
+        ):
             target = stmt.targets[0].id
             assigned.add(target)
-            expected |= {(sub.id, target) for sub in ast.walk(stmt.value)
-                         if isinstance(sub, ast.Name) and sub.id in names}
+            expected |= {
+                (sub.id, target)
+                for sub in ast.walk(stmt.value)
+                if isinstance(sub, ast.Name) and sub.id in names
+            }
     got = [(e.src, e.dst) for e in edges]
     assert len(got) == len(set(got))
     assert set(got) == expected
     assert assigned == {k for k, v in kinds.items() if v == "tensor"}
-    for pair in [("counts", "counts_sum"), ("counts", "probs"), ("bndiff", "bndiff2"),
-                 ("bndiff", "bnraw"), ("logits", "logit_maxes"), ("logits", "norm_logits")]:
+    for pair in [
+        ("counts", "counts_sum"),
+        ("counts", "probs"),
+        ("bndiff", "bndiff2"),
+        ("bndiff", "bnraw"),
+        ("logits", "logit_maxes"),
+        ("logits", "norm_logits"),
+    ]:
         assert pair in got
 
 
@@ -264,14 +291,19 @@ def test_two_drawings_have_their_own_marker_ids():
     ids = [{m.get("id") for m in root.iter(f"{NS}marker")} for root in (first, second)]
     assert ids[0] and ids[1] and not ids[0] & ids[1]
     for root, own in zip((first, second), ids, strict=True):
-        used = {m for el in root.iter() for m in re.findall(r"url\(#([^)]+)\)",
-                                                             el.get("marker-end") or "")}
+        used = {
+            m
+            for el in root.iter()
+            for m in re.findall(r"url\(#([^)]+)\)", el.get("marker-end") or "")
+        }
         assert used and used <= own
 
 
 def test_text_is_escaped():
-    nodes = [Node("a<b", "a<b & c", tip='"quoted" <tip>'), Node("d", "d", detail="x < 1",
-                                                                 state="fail", word="<sign>")]
+    nodes = [
+        Node("a<b", "a<b & c", tip='"quoted" <tip>'),
+        Node("d", "d", detail="x < 1", state="fail", word="<sign>"),
+    ]
     text = svg(nodes, [Edge("a<b", "d")], title="1 < 2")
     assert "a<b" not in text and "<sign>" not in text and "1 < 2" not in text
     g = groups(parse(text))
@@ -314,13 +346,17 @@ def test_the_summary_of_notebook_03_maps_a_missing_path_as_a_red_edge():
     dlogprobs[range(n), Yb] = -1.0 / n
     dprobs = dlogprobs / f["probs"].detach()
     cmp("probs", dprobs, f["probs"], quiet=True)
-    res = cmp("counts", f["counts_sum_inv"] * dprobs, f["counts"], quiet=True)  # the path through counts_sum left out
+    res = cmp(
+        "counts", f["counts_sum_inv"] * dprobs, f["counts"], quiet=True
+    )  # the path through counts_sum left out
     assert res.mistake == "missing-path" and res.missing_uses == ("counts_sum",)
     page = Summary("03-makemore-backprop").map()
-    root = parse(page[page.index("<svg"):page.rindex("</svg>") + 6])
+    root = parse(page[page.index("<svg") : page.rindex("</svg>") + 6])
     red = [e for e in root.iter(f"{NS}path") if "missing" in (e.get("class") or "")]
     assert len(red) == 1 and red[0].get("stroke") == "#cf222e"
     g = groups(root)
-    assert g["counts"].get("class").endswith("state-fail") and g["probs"].get("class").endswith("state-pass")
+    assert g["counts"].get("class").endswith("state-fail") and g["probs"].get("class").endswith(
+        "state-pass"
+    )
     assert "missing-path" in texts(g["counts"])[-1] or "missing" in " ".join(texts(g["counts"]))
     reset()

@@ -1,17 +1,21 @@
-"""End to end, in a real browser: a learner opens notebook 03 in JupyterLab, runs it, writes an answer.
+"""End to end, in a real browser: a learner opens notebook 03 in JupyterLab, runs it, writes an
+answer.
 
-JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never touched), and headless
-Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does what a learner does: open the student copy
-of 03-makemore-backprop.ipynb, wait for the kernel, Run > Run All Cells, read the checks ("not written yet") and the
-summary table, then type a right `dlogprobs` (the check passes, green ✓) and a right `dprobs`, then a `dlogprobs` with
-the sign flipped (red ✗, the hint names it, and a heatmap of yours minus expected appears under it), ask for hints
-(`hint('logprobs')`, one rung per run: the first speaks to the sign slip), and run the summary again: its map of the
-network has a green `probs`, a red `logprobs` and a grey `counts` (colours read from the page). Screenshots of each
-state go to tests/artifacts/ (not committed); with
-WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/, which the README shows.
+JupyterLab runs on 127.0.0.1 in a temporary copy of notebooks/ (the committed files are never
+touched), and headless Chromium (Debian's /usr/bin/chromium, driven by the playwright package) does
+what a learner does: open the student copy of 03-makemore-backprop.ipynb, wait for the kernel,
+Run > Run All Cells, read the checks ("not written yet") and the summary table, then type a right
+`dlogprobs` (the check passes, green ✓) and a right `dprobs`, then a `dlogprobs` with the sign
+flipped (red ✗, the hint names it, and a heatmap of yours minus expected appears under it), ask for
+hints (`hint('logprobs')`, one rung per run: the first speaks to the sign slip), and run the summary
+again: its map of the network has a green `probs`, a red `logprobs` and a grey `counts` (colours
+read from the page). Screenshots of each state go to tests/artifacts/ (not committed); with
+WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/,
+which the README shows.
 
-Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the reason otherwise.
-Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings), or leave it out with `-m "not e2e"`.
+Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the
+reason otherwise. Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings),
+or leave it out with `-m "not e2e"`.
 """
 
 from __future__ import annotations
@@ -41,15 +45,16 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # the README's pictures
 TOKEN = "e2e-" + os.urandom(12).hex()
 
-# Timeouts (ms): generous, since a cold start imports torch and JupyterLab on a small machine; each wait ends as soon as
-# what it waits for is there.
+# Timeouts (ms): generous, since a cold start imports torch and JupyterLab on a small machine; each
+# wait ends as soon as what it waits for is there.
 START = 90_000  # the server answering, the page and the kernel ready
 RUN_ALL = 120_000  # Run All Cells up to the cell that stops on a missing answer
 RUN_ONE = 60_000  # one re-run cell
 
 CHECK_LINE = r"\| exact: (True |False) \| approximate: (True |False) \| maxdiff: \S+"
 
-# Kernel ready: a kernel is attached to the notebook (not "No Kernel") and it is idle, in the toolbar and the status bar.
+# Kernel ready: a kernel is attached to the notebook (not "No Kernel") and it is idle, in the
+# toolbar and the status bar.
 KERNEL_IDLE_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
     if (!panel) return false;
@@ -80,7 +85,8 @@ def _free_port() -> int:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (from /proc), children first: the kernels run in sessions of their own."""
+    """Every process below ``pid`` (from /proc), children first: the kernels run in sessions of
+    their own."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -97,21 +103,37 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Lab:
-    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends it and its kernels.
+    """A JupyterLab server on 127.0.0.1 in its own process group, serving ``root``; ``stop()`` ends
+    it and its kernels.
 
-    ``python`` runs the server (default: this interpreter); ``env`` is the environment to start from (default: this
-    process's, with WORKBOOK_STEPS=300 unless set). Either way the server gets no user settings, news or update check.
+    ``python`` runs the server (default: this interpreter); ``env`` is the environment to start from
+    (default: this process's, with WORKBOOK_STEPS=300 unless set). Either way the server gets no
+    user settings, news or update check.
     """
 
-    def __init__(self, root: Path, home: Path, python: str = sys.executable, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        python: str = sys.executable,
+        env: dict[str, str] | None = None,
+    ):
         self.root = root
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = TOKEN
         self.log_path = home / "jupyterlab.log"
         config = home / "config"
-        # No "Would you like to get notified about official Jupyter news?" toast over the notebook, no update check.
-        settings = config / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        # No "Would you like to get notified about official Jupyter news?" toast over the notebook,
+        # no update check.
+        settings = (
+            config
+            / "lab"
+            / "user-settings"
+            / "@jupyterlab"
+            / "apputils-extension"
+            / "notification.jupyterlab-settings"
+        )
         settings.parent.mkdir(parents=True)
         settings.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
         if env is None:
@@ -120,11 +142,16 @@ class Lab:
             env,
             JUPYTER_CONFIG_DIR=str(config),  # none of the user's own server or lab settings
             JUPYTERLAB_SETTINGS_DIR=str(config / "lab" / "user-settings"),
-            JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),  # no restored layout from an earlier session
+            JUPYTERLAB_WORKSPACES_DIR=str(
+                home / "workspaces"
+            ),  # no restored layout from an earlier session
             JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         )
         cmd = [
-            python, "-m", "jupyter", "lab",
+            python,
+            "-m",
+            "jupyter",
+            "lab",
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
@@ -138,29 +165,47 @@ class Lab:
         ]
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout: float = START / 1000) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_path.read_text()[-3000:]}")
+                raise RuntimeError(
+                    f"JupyterLab exited with {self.proc.returncode}:\n"
+                    f"{self.log_path.read_text()[-3000:]}"
+                )
             try:
-                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=5) as resp:
+                with urllib.request.urlopen(
+                    f"{self.url}/api/status?token={self.token}", timeout=5
+                ) as resp:
                     if resp.status == 200:
                         return
             except OSError:
                 pass
             time.sleep(0.2)
-        raise TimeoutError(f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n{self.log_path.read_text()[-3000:]}")
+        raise TimeoutError(
+            f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n"
+            f"{self.log_path.read_text()[-3000:]}"
+        )
 
     def stop(self) -> None:
         kernels = _descendants(self.proc.pid)
         if self.proc.poll() is None:
             try:  # a clean shutdown stops the kernels too
-                req = urllib.request.Request(f"{self.url}/api/shutdown", method="POST",
-                                             headers={"Authorization": f"token {self.token}"})
+                req = urllib.request.Request(
+                    f"{self.url}/api/shutdown",
+                    method="POST",
+                    headers={"Authorization": f"token {self.token}"},
+                )
                 urllib.request.urlopen(req, timeout=10).close()
                 self.proc.wait(timeout=15)
             except (OSError, subprocess.TimeoutExpired):
@@ -201,7 +246,9 @@ def page(lab):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             yield context.new_page()
@@ -210,7 +257,8 @@ def page(lab):
 
 
 def _cell_index(source_start: str) -> int:
-    """The index, among all cells, of the one cell of notebook 03 whose source starts with ``source_start``."""
+    """The index, among all cells, of the one cell of notebook 03 whose source starts with
+    ``source_start``."""
     cells = json.loads((REPO / "notebooks" / NOTEBOOK).read_text())["cells"]
     found = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith(source_start)]
     assert len(found) == 1, f"{len(found)} cells of {NOTEBOOK} start with {source_start!r}"
@@ -218,12 +266,13 @@ def _cell_index(source_start: str) -> int:
 
 
 def _rgb(hex_colour: str) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgb({r}, {g}, {b})"
 
 
 def expect_colour(cell, kind: str, colour: str) -> None:
-    """The cell shows exactly one check, marked as ``kind`` (pass/fail), with a bar and a symbol in ``colour``."""
+    """The cell shows exactly one check, marked as ``kind`` (pass/fail), with a bar and a symbol in
+    ``colour``."""
     from playwright.sync_api import expect
 
     check = cell.locator(".jp-OutputArea-output .workbook-check")
@@ -235,7 +284,9 @@ def expect_colour(cell, kind: str, colour: str) -> None:
 
 
 def _editor_text(cell) -> str:
-    return cell.locator(".cm-content").evaluate("e => Array.from(e.querySelectorAll('.cm-line'), l => l.textContent).join('\\n')")
+    return cell.locator(".cm-content").evaluate(
+        "e => Array.from(e.querySelectorAll('.cm-line'), l => l.textContent).join('\\n')"
+    )
 
 
 def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
@@ -274,18 +325,27 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+" + CHECK_LINE))
         expect(logprobs_out).to_contain_text("approximate: False")
         # in HTML, code is shown as code: the backticks of the plain text become a <code> element
-        expect(logprobs_out).to_contain_text("✗ missing: not written yet: replace the ... with dlogprobs, a tensor of shape (32, 27).")
+        expect(logprobs_out).to_contain_text(
+            "✗ missing: not written yet: replace the ... with dlogprobs, "
+            "a tensor of shape (32, 27)."
+        )
         expect(logprobs_out.locator("code").first).to_have_text("...")
         expect_colour(logprobs_cell, "fail", TODO)  # not written yet: grey, not red
-        expect(probs_cell.locator(".jp-OutputArea-output")).to_contain_text("✗ missing: not written yet", timeout=RUN_ALL)
+        expect(probs_cell.locator(".jp-OutputArea-output")).to_contain_text(
+            "✗ missing: not written yet", timeout=RUN_ALL
+        )
 
-        # Run All stops at the first cell that needs an answer: exercise 2's plot, after the summary.
+        # Run All stops at the first cell that needs an answer: exercise 2's plot, after the
+        # summary.
         stop_cell = cells.nth(i_stop)
-        expect(stop_cell.locator(".jp-OutputArea-output")).to_contain_text("NotWritten: write dlogits in exercise 2 first", timeout=RUN_ALL)
+        expect(stop_cell.locator(".jp-OutputArea-output")).to_contain_text(
+            "NotWritten: write dlogits in exercise 2 first", timeout=RUN_ALL
+        )
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ALL)
         all_run = time.perf_counter() - lab.started
 
-        # Every check of exercise 1 says "not written yet" (26 of them), and the summary is an HTML table.
+        # Every check of exercise 1 says "not written yet" (26 of them), and the summary is an HTML
+        # table.
         outputs = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output")
         text = "\n".join(outputs.all_text_contents())
         assert len(re.findall(r"✗ missing: not written yet", text)) >= 26, text[:3000]
@@ -304,14 +364,19 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         summary_cell.screenshot(path=str(ARTIFACTS / "02-summary-table.png"))
 
         def answer(line: str, cell=logprobs_cell, extra: str = "") -> None:
-            """Replace the TODO line of ``cell`` with ``line`` (and add ``extra`` lines) in its editor, then Shift+Enter."""
+            """Replace the TODO line of ``cell`` with ``line`` (and add ``extra`` lines) in its
+            editor, then Shift+Enter."""
             source = _editor_text(cell).splitlines()
             source[0] = line
             source += [extra] if extra else []
             cell.locator(".cm-content").click()
-            expect(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook.jp-mod-editMode")).to_have_count(1)
+            expect(
+                page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook.jp-mod-editMode")
+            ).to_have_count(1)
             page.keyboard.press("Control+a")  # in the cell's editor: select the cell's whole text
-            page.keyboard.insert_text("\n".join(source))  # inserted as is: no auto-indent, no auto-closed brackets
+            page.keyboard.insert_text(
+                "\n".join(source)
+            )  # inserted as is: no auto-indent, no auto-closed brackets
             assert _editor_text(cell) == "\n".join(source)
             page.keyboard.press("Shift+Enter")
 
@@ -321,7 +386,9 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
 
         # A right answer: the check passes.
         answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = -1.0 / n")
-        expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
+        expect(logprobs_out).to_contain_text(
+            re.compile(r"logprobs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE
+        )
         expect(logprobs_out).not_to_contain_text("✗")
         expect(logprobs_out).not_to_contain_text("not written yet")
         expect_colour(logprobs_cell, "pass", PASS)
@@ -332,18 +399,23 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         # A right dprobs (given the right dlogprobs): green too.
         probs_out = probs_cell.locator(".jp-OutputArea-output")
         answer("dprobs = (1.0 / probs) * dlogprobs", cell=probs_cell)
-        expect(probs_out).to_contain_text(re.compile(r"probs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
+        expect(probs_out).to_contain_text(
+            re.compile(r"probs\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE
+        )
         expect_colour(probs_cell, "pass", PASS)
 
         # The sign flipped: the check fails and names the mistake.
         answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = 1.0 / n")
         expect(logprobs_out).to_contain_text("✗ sign:", timeout=RUN_ONE)
-        expect(logprobs_out).to_contain_text(re.compile(r"logprobs\s+\| exact: False \| approximate: False "))
+        expect(logprobs_out).to_contain_text(
+            re.compile(r"logprobs\s+\| exact: False \| approximate: False ")
+        )
         expect(logprobs_out).to_contain_text("Mismatched elements")
         expect_colour(logprobs_cell, "fail", FAIL)
         logprobs_cell.scroll_into_view_if_needed()
         expect(logprobs_out.first).to_be_visible()
-        # under the failing check, a heatmap of yours minus expected (an inline SVG with its caption)
+        # under the failing check, a heatmap of yours minus expected (an inline SVG with its
+        # caption)
         heat = logprobs_out.locator("svg[aria-label*='yours']")
         expect(heat).to_have_count(1)
         expect(logprobs_out).to_contain_text("yours − expected, 32 × 27")
@@ -352,18 +424,25 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
 
         # Hints on demand, one rung per run; the first speaks to the mistake just made.
         logprobs_area = logprobs_cell.locator(".jp-Cell-outputArea")  # the check, then the hint
-        answer("dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = 1.0 / n", extra="hint('logprobs')")
+        answer(
+            "dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = 1.0 / n",
+            extra="hint('logprobs')",
+        )
         expect(logprobs_area).to_contain_text("dlogprobs: hint 1 of 3, the idea", timeout=RUN_ONE)
         expect(logprobs_area).to_contain_text("Your last dlogprobs failed (sign)")
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
         rerun(logprobs_cell)
-        expect(logprobs_area).to_contain_text("dlogprobs: hint 2 of 3, the local derivative", timeout=RUN_ONE)
+        expect(logprobs_area).to_contain_text(
+            "dlogprobs: hint 2 of 3, the local derivative", timeout=RUN_ONE
+        )
         expect(logprobs_area).not_to_contain_text("Your last dlogprobs failed")
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
         rerun(logprobs_cell)
         expect(logprobs_area).to_contain_text("dlogprobs: hint 3 of 3, a skeleton", timeout=RUN_ONE)
         expect(logprobs_area).to_contain_text("reveal=True")
-        expect(logprobs_area).not_to_contain_text("dlogprobs[range(n), Yb] = -1.0 / n")  # not before it is asked for
+        expect(logprobs_area).not_to_contain_text(
+            "dlogprobs[range(n), Yb] = -1.0 / n"
+        )  # not before it is asked for
         logprobs_cell.scroll_into_view_if_needed()
         logprobs_cell.screenshot(path=str(ARTIFACTS / "05-hint.png"))
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
@@ -375,7 +454,9 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         for node, colour in (("probs", PASS), ("logprobs", FAIL), ("counts", "#6e7781")):
             box = summary_cell.locator(f".jp-OutputArea-output svg g[data-id='{node}'] rect").first
             expect(box).to_have_css("stroke", _rgb(colour))
-        expect(summary_cell.locator(".jp-OutputArea-output svg g[data-id='logprobs']")).to_contain_text("sign")
+        expect(
+            summary_cell.locator(".jp-OutputArea-output svg g[data-id='logprobs']")
+        ).to_contain_text("sign")
         expect(table).to_contain_text("hints")
         summary_cell.scroll_into_view_if_needed()
         summary_cell.screenshot(path=str(ARTIFACTS / "06-map.png"))
@@ -392,8 +473,11 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
     # The committed notebooks are untouched: the server only ever saw the temporary copy.
     assert (REPO / "notebooks" / NOTEBOOK).read_bytes() == committed
     total = time.perf_counter() - lab.started
-    timings = (f"[e2e] from starting JupyterLab: notebook open with an idle kernel {opened:.1f} s, first check visible "
-               f"{first_check:.1f} s, Run All done {all_run:.1f} s, the whole test {total:.1f} s")
+    timings = (
+        f"[e2e] from starting JupyterLab: notebook open with an idle kernel {opened:.1f} s, "
+        f"first check visible {first_check:.1f} s, Run All done {all_run:.1f} s, "
+        f"the whole test {total:.1f} s"
+    )
     (ARTIFACTS / "timings.txt").write_text(timings + "\n")
     with capsys.disabled():
         print("\n" + timings)
@@ -430,9 +514,13 @@ def test_learner_runs_notebook_05_and_writes_dlogits(lab, page):
 
     logits_cell.locator(".cm-content").click()
     page.keyboard.press("Control+a")
-    page.keyboard.insert_text("dlogits = F.softmax(logits, -1) - F.one_hot(Yb.clamp(min=0), vocab_size)\n"
-                              "dlogits = dlogits * (Yb >= 0).unsqueeze(-1) / n_targets\n"
-                              "cmp('logits', dlogits, logits)")
+    page.keyboard.insert_text(
+        "dlogits = F.softmax(logits, -1) - F.one_hot(Yb.clamp(min=0), vocab_size)\n"
+        "dlogits = dlogits * (Yb >= 0).unsqueeze(-1) / n_targets\n"
+        "cmp('logits', dlogits, logits)"
+    )
     page.keyboard.press("Shift+Enter")
-    expect(out).to_contain_text(re.compile(r"logits\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE)
+    expect(out).to_contain_text(
+        re.compile(r"logits\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE
+    )
     expect_colour(logits_cell, "pass", PASS)

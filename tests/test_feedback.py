@@ -119,8 +119,9 @@ def test_an_indexed_add_is_accumulate_with_why(mm):
 
 def test_a_hard_coded_batch_size_is_named_when_the_batch_differs():
     code = "dlogits = torch.zeros((32, 27))\ndlogits[range(n), Yb] = -1.0 / n"
-    res = judge_one("ex1/dlogits", "dlogits", torch.zeros(32, 27), torch.randn(24, 27),
-                    Settings(batch=24), code)
+    res = judge_one(
+        "ex1/dlogits", "dlogits", torch.zeros(32, 27), torch.randn(24, 27), Settings(batch=24), code
+    )
     assert res.mistake == "shape" and [x.word for x in res.notes] == ["batch-size"]
     assert "the number 32" in res.note and "24" in res.note
 
@@ -130,14 +131,20 @@ WRONG = [
     ("dbnmeani", "shape", lambda e: e.repeat(2, 1), ""),
     ("dW1", "transpose", lambda e: e.T.clone(), ""),
     ("dhpreact", "autograd-grad", lambda e: e.clone(), "dhpreact = hpreact.grad.clone()"),
-    ("dC", "accumulate", lambda e: torch.cat([e[:3] / 2, e[3:]]), "dC = torch.zeros_like(C)\ndC[Xb] += demb"),
+    (
+        "dC",
+        "accumulate",
+        lambda e: torch.cat([e[:3] / 2, e[3:]]),
+        "dC = torch.zeros_like(C)\ndC[Xb] += demb",
+    ),
     ("dlogits", "scale", lambda e: e * 24, ""),
 ]
 
 
 @pytest.mark.parametrize("var, word, make, code", WRONG)
 def test_the_grader_and_the_notebook_give_the_same_word_and_hint(var, word, make, code):
-    """Both build the verdict with the same parts, and the grader's row is that verdict's rendering."""
+    """Both build the verdict with the same parts, and the grader's row is that
+    verdict's rendering."""
     e = torch.randn(24, 27 if var != "dbnmeani" else 1, generator=torch.Generator().manual_seed(3))
     if var == "dbnmeani":
         e = e.T.contiguous()
@@ -182,22 +189,33 @@ def test_a_bessel_slip_inside_the_fused_batch_norm_formula_names_the_term(mm):
     n = Xb.shape[0]
     bngain, bnvar_inv, bnraw = p["bngain"].detach(), f["bnvar_inv"].detach(), f["bnraw"].detach()
     dhpreact = f["hpreact"].grad
-    right = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)
-                                      - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))
+    right = (
+        bngain
+        * bnvar_inv
+        / n
+        * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))
+    )
     assert cmp("hprebn (fused)", right, f["hprebn"], quiet=True).ok
-    dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)
-                                        - bnraw * (dhpreact * bnraw).sum(0))  # n/(n-1) left out
+    dhprebn = (
+        bngain
+        * bnvar_inv
+        / n
+        * (n * dhpreact - dhpreact.sum(0) - bnraw * (dhpreact * bnraw).sum(0))
+    )  # n/(n-1) left out
     res = cmp("hprebn (fused)", dhprebn, f["hprebn"], quiet=True)
     assert res.mistake == "bessel", res
     assert "`bndiff2` (pow)" in res.hint and "31/32" in res.hint, res.hint
 
 
-@pytest.mark.parametrize("code", [
-    "dh = h.grad  # a peek first\ndh, dW2 = dlogits @ W2.T, h.T @ dlogits",
-    "dC = C.grad.clone()\ndC.zero_()\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))",
-    "dC = C.grad * 0\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))",
-    "dC = C.grad.new_zeros(C.shape)\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "dh = h.grad  # a peek first\ndh, dW2 = dlogits @ W2.T, h.T @ dlogits",
+        "dC = C.grad.clone()\ndC.zero_()\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))",
+        "dC = C.grad * 0\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))",
+        "dC = C.grad.new_zeros(C.shape)\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))",
+    ],
+)
 def test_right_code_that_mentions_grad_is_not_called_a_copy(code):
     from checks.source import facts
 
@@ -206,10 +224,13 @@ def test_right_code_that_mentions_grad_is_not_called_a_copy(code):
     assert f.reads_grad is None, f
 
 
-@pytest.mark.parametrize("code", [
-    "dlogits = torch.autograd.grad(F.cross_entropy(logits, Yb), logits)[0]",
-    "l = logits.detach().requires_grad_()\nF.cross_entropy(l, Yb).backward()\ndlogits = l.grad",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "dlogits = torch.autograd.grad(F.cross_entropy(logits, Yb), logits)[0]",
+        "l = logits.detach().requires_grad_()\nF.cross_entropy(l, Yb).backward()\ndlogits = l.grad",
+    ],
+)
 def test_autograd_run_in_the_answer_cell_is_autograd_grad(code):
     res = judge_one("ex2/dlogits", "dlogits", torch.ones(4, 3), torch.ones(4, 3), Settings(), code)
     assert res.mistake == "autograd-grad" and not res.ok, res

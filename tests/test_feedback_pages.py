@@ -33,8 +33,9 @@ def _tensor(*shape: int, seed: int = 0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-def _row(var: str, yours: object, expected: torch.Tensor,
-         code: str | None = None) -> dict[str, str]:
+def _row(
+    var: str, yours: object, expected: torch.Tensor, code: str | None = None
+) -> dict[str, str]:
     """The grader's row (``judge_one`` is how it judges an answer, ``row()`` its columns)."""
     return judge_one(f"ex1/{var}", var, yours, expected, Settings(batch=24), code).row()
 
@@ -47,7 +48,7 @@ def _minitorch_row() -> dict[str, str]:
     """check_numeric's worst element, in minitorch's words ("received derivative ...")."""
     x = torch.tensor([1.5, 2.5, 0.5], dtype=torch.float64)  # 3x² = 6.75, 18.75, 0.75
     yours = torch.tensor([6.75, 20.0, 0.75], dtype=torch.float64)
-    return check_numeric("u", yours, lambda u: (u ** 3).sum(), x, quiet=True).row()
+    return check_numeric("u", yours, lambda u: (u**3).sum(), x, quiet=True).row()
 
 
 # name -> (the grader's row, the numbers its reason gives as expected)
@@ -65,8 +66,15 @@ REAL = {
     "scale-scalar": (_row("dloss", S * 2, S), [S]),
     "sign-scalar": (_row("dloss", -S, S), [S]),
     "value-scalar": (_row("p_new", torch.tensor(1.5), torch.tensor(1.25)), [torch.tensor(1.25)]),
-    "batch-size": (_row("dlogits", torch.zeros(32, 27), E,
-                        "dlogits = torch.zeros((32, 27))\ndlogits[range(n), Yb] = -1.0 / n"), []),
+    "batch-size": (
+        _row(
+            "dlogits",
+            torch.zeros(32, 27),
+            E,
+            "dlogits = torch.zeros((32, 27))\ndlogits[range(n), Yb] = -1.0 / n",
+        ),
+        [],
+    ),
     "minitorch": (_minitorch_row(), [torch.tensor(18.75)]),
 }
 
@@ -105,30 +113,48 @@ def test_the_feedback_column_keeps_the_hint_and_gives_no_expected_value(name):
     if "Mismatched elements" in row["reason"]:  # how many differ, and where the worst one is
         count = re.search(r"Mismatched elements: (\d+ / \d+ \([\d.]+%\))", row["reason"]).group(1)
         index = re.search(r"at index (\([\d, ]*\))", row["reason"]).group(1)
-        assert f"Mismatched elements: {count}, the greatest difference at index {index}." in said, said
-    assert row["reason"].startswith(said.split(" Mismatched elements:")[0].split(" for argument")[0]), (said, row)
+        assert f"Mismatched elements: {count}, the greatest difference at index {index}." in said, (
+            said
+        )
+    assert row["reason"].startswith(
+        said.split(" Mismatched elements:")[0].split(" for argument")[0]
+    ), (said, row)
 
 
 def test_the_feedback_column_in_the_single_number_and_minitorch_forms():
-    assert REAL["wrong-scalar"][0]["feedback"] == "your dloss is not the gradient (from autograd): re-derive it step by step."
+    assert (
+        REAL["wrong-scalar"][0]["feedback"]
+        == "your dloss is not the gradient (from autograd): re-derive it step by step."
+    )
     assert REAL["scale-scalar"][0]["feedback"] == (
-        "your dloss is 2 times the gradient: find the missing or extra constant factor.")
+        "your dloss is 2 times the gradient: find the missing or extra constant factor."
+    )
     assert REAL["minitorch"][0]["feedback"].endswith(
-        "for argument 0, 1 / 3 elements differ, the greatest difference at index (1,).")
+        "for argument 0, 1 / 3 elements differ, the greatest difference at index (1,)."
+    )
 
 
 # ---------------------------------------------------------------- a class
 
 WORST = REAL["near"][0]["reason"]  # a hint, then the worst element with its expected value
 WRONG_SCALAR = REAL["wrong-scalar"][0]["reason"]
-REVIEW = ("the cell uses autograd itself (`loss.backward()`): look at it by hand: not credited "
-          "until an instructor has looked at it")
+REVIEW = (
+    "the cell uses autograd itself (`loss.backward()`): look at it by hand: not credited "
+    "until an instructor has looked at it"
+)
 KEEPDIM = REAL["batch-size"][0]["note"]
 CLASS = [
     # ann: all right but a review; bob: a sign, a wrong single number (overridden); cy: little
     ("ann", NB3, "ex1/dlogprobs", True, "", "", ""),
-    ("ann", NB3, "ex1/dprobs", True, "", "",
-     "keepdim: the size-1 axis 1 was dropped (`keepdim=True`)."),
+    (
+        "ann",
+        NB3,
+        "ex1/dprobs",
+        True,
+        "",
+        "",
+        "keepdim: the size-1 axis 1 was dropped (`keepdim=True`).",
+    ),
     ("ann", NB3, "ex1/dloss", False, "review", REVIEW, "the value matches"),
     ("ann", NB2, "ex1/dY", True, "", "", ""),
     ("bob smith", NB3, "ex1/dlogprobs", True, "", "", ""),
@@ -151,15 +177,23 @@ def feedback_of(reason: str) -> str:
     """The feedback column the grader writes beside ``reason``: the comparison's (``REAL``), or the
     grader's own reason where no comparison made the row."""
     return next((row["feedback"] for row, _ in REAL.values() if row["reason"] == reason), reason)
-OVERRIDES = ("learner,notebook,check,score,comment\n"
-             "bob smith,03-makemore-backprop,ex1/dloss,0.5,"
-             "\"right formula, wrong sign of n: half a point\"\n"
-             "ann,,ex1/dloss,1,checked by hand <ok>\n")
-ROSTER = ("submission,student,id,sis_user_id,section\n"
-          "ann,\"Lovelace, Ann\",101,S-101,A\n"
-          "bob smith,\"Smith, Bob\",102,S-102,B\n")
+
+
+OVERRIDES = (
+    "learner,notebook,check,score,comment\n"
+    "bob smith,03-makemore-backprop,ex1/dloss,0.5,"
+    '"right formula, wrong sign of n: half a point"\n'
+    "ann,,ex1/dloss,1,checked by hand <ok>\n"
+)
+ROSTER = (
+    "submission,student,id,sis_user_id,section\n"
+    'ann,"Lovelace, Ann",101,S-101,A\n'
+    'bob smith,"Smith, Bob",102,S-102,B\n'
+)
 PASS_RATE = {  # (notebook, check) -> passed, graded
-    (NB3, "ex1/dlogprobs"): (4, 7), (NB3, "ex1/dprobs"): (1, 3), (NB3, "ex1/dloss"): (0, 3),
+    (NB3, "ex1/dlogprobs"): (4, 7),
+    (NB3, "ex1/dprobs"): (1, 3),
+    (NB3, "ex1/dloss"): (0, 3),
     (NB2, "ex1/dY"): (1, 2),
 }
 
@@ -171,7 +205,18 @@ def out(tmp_path_factory) -> Path:
         w = csv.writer(f)
         w.writerow(FIELDS)
         for sub, nb, check, passed, mistake, reason, note in CLASS:
-            w.writerow([sub, nb, check, "true" if passed else "false", mistake, reason, note, feedback_of(reason)])
+            w.writerow(
+                [
+                    sub,
+                    nb,
+                    check,
+                    "true" if passed else "false",
+                    mistake,
+                    reason,
+                    note,
+                    feedback_of(reason),
+                ]
+            )
     (folder / "overrides.csv").write_text(OVERRIDES)
     (folder.parent / "roster.csv").write_text(ROSTER)
     return folder
@@ -245,8 +290,24 @@ def test_one_page_per_submission_and_the_class_page(out, pages):
 
 
 def test_file_names_are_safe_and_distinct_for_odd_names():
-    odd = ["a b", "a_b", "a/b", "a\\b", "..", ".", "", "A B", "con", "x" * 300, "x" * 301,
-           "ünï cødé", "a-b", "a b-" + "0" * 8, "tab\there", "new\nline"]
+    odd = [
+        "a b",
+        "a_b",
+        "a/b",
+        "a\\b",
+        "..",
+        ".",
+        "",
+        "A B",
+        "con",
+        "x" * 300,
+        "x" * 301,
+        "ünï cødé",
+        "a-b",
+        "a b-" + "0" * 8,
+        "tab\there",
+        "new\nline",
+    ]
     names = page_names(odd)
     assert len({n.lower() for n in names.values()}) == len(odd)
     for n in names.values():
@@ -260,8 +321,19 @@ def test_every_page_is_self_contained_and_keeps_expected_values_off(out, pages):
     assert in_grades == {"-0.323575", "4.10149", "0.209843", "-1.12584"}  # the reasons give them
     for name, page in pages.items():
         low = page.lower()
-        for banned in ("<style", "<script", "<link", "<img", "<iframe", "<object", "<embed",
-                       "src=", "@import", "url(", "javascript:"):
+        for banned in (
+            "<style",
+            "<script",
+            "<link",
+            "<img",
+            "<iframe",
+            "<object",
+            "<embed",
+            "src=",
+            "@import",
+            "url(",
+            "javascript:",
+        ):
             assert banned not in low.replace("url(#", ""), (name, banned)  # an SVG clip is inline
         hrefs = re.findall(r"href\s*=\s*['\"]([^'\"]*)", low)
         assert all(h.startswith("#") for h in hrefs), name  # only the chart's own glyphs
@@ -322,8 +394,9 @@ def test_a_learner_without_a_roster_entry_and_failures_without_a_word(pages):
     rows = _rows_by_check(cy, NB3)
     assert rows["ex1/dprobs"][1:4] == ["✗", "", "NameError: name 'dlogprobs' is not defined"]
     assert rows["ex1/dlogprobs"][2] == "missing"
-    assert rows["ex1/dloss"][3] == ("your dloss is 2 times the gradient: find the missing or "
-                                    "extra constant factor.")
+    assert rows["ex1/dloss"][3] == (
+        "your dloss is 2 times the gradient: find the missing or extra constant factor."
+    )
     assert "Total: 0 / 3 points" in cy and NB2.removesuffix(".ipynb") not in cy
     odd = _page_of(pages, "dee / Ø")
     assert "Feedback for dee / Ø" in odd and "Total: 1 / 1 points" in odd
@@ -358,15 +431,29 @@ def test_the_chart_is_deterministic_and_names_each_check_and_mistake(out, pages)
 
 
 def test_the_command_line_writes_the_pages(out, pages, tmp_path):
-    result = subprocess.run([sys.executable, "-m", "checks.feedback", str(out), "--roster",
-                             str(out.parent / "roster.csv")], capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "checks.feedback",
+            str(out),
+            "--roster",
+            str(out.parent / "roster.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "wrote 7 learner page(s)" in result.stdout
     again = (out / "feedback" / "index.html").read_text(encoding="utf-8")
     assert again == pages["index.html"]  # another process, the same bytes (the chart's ids too)
-    bad = subprocess.run([sys.executable, "-m", "checks.feedback", str(tmp_path)],
-                         capture_output=True, text=True, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "checks.feedback", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode == 2 and "grades" in bad.stderr
 
 
@@ -381,7 +468,7 @@ def _chromium():
 
 
 def _rgb(colour: str) -> str:
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgb({r}, {g}, {b})"
 
 
@@ -427,8 +514,18 @@ def test_names_that_differ_only_in_white_space_get_pages_of_their_own(tmp_path):
         w = csv.writer(f)
         w.writerow(FIELDS)
         w.writerow(["ann", NB3, "ex1/dlogprobs", "true", "", "", "", ""])
-        w.writerow(["ann ", NB3, "ex1/dlogprobs", "false", "sign", REAL["sign"][0]["reason"], "",
-                    REAL["sign"][0]["feedback"]])
+        w.writerow(
+            [
+                "ann ",
+                NB3,
+                "ex1/dlogprobs",
+                "false",
+                "sign",
+                REAL["sign"][0]["reason"],
+                "",
+                REAL["sign"][0]["feedback"],
+            ]
+        )
     paths = write_pages(tmp_path)
     assert len(paths) == 3 and len({p.name for p in paths}) == 3
     pages = [p.read_text(encoding="utf-8") for p in paths[:2]]
@@ -439,8 +536,13 @@ def test_names_that_differ_only_in_white_space_get_pages_of_their_own(tmp_path):
 def test_an_override_with_an_unquoted_comma_is_refused_not_cut(out, tmp_path):
     """A comment is the instructor's word to the learner: cut at a comma it would say less."""
     (tmp_path / "grades.csv").write_text((out / "grades.csv").read_text())
-    (tmp_path / "overrides.csv").write_text("learner,notebook,check,score,comment\n"
-                                            "cy,,ex1/dloss,0.5,right idea, wrong sign\n")
-    result = subprocess.run([sys.executable, "-m", "checks.feedback", str(tmp_path)],
-                            capture_output=True, text=True, check=False)
+    (tmp_path / "overrides.csv").write_text(
+        "learner,notebook,check,score,comment\ncy,,ex1/dloss,0.5,right idea, wrong sign\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "checks.feedback", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 2 and "line 2" in result.stderr and "double quotes" in result.stderr

@@ -56,39 +56,76 @@ def make_submissions(root):
 
     save("alice-complete", filled())
     a = ANSWERS
-    save("olga-issue-11", filled(  # the mistakes the notebook names from the graph and from the code
-        dcounts=["counts_sum_inv * dprobs"],                              # the path through counts_sum
-        dW1=["dembcat.T @ dhprebn", a["dW1"][1]],                         # a gradient for the input
-        dC=["torch.zeros_like(C)\ndC[Xb] += demb", a["dC"][1]],           # indexed +=
-        dhpreact=["hpreact.grad", a["dhpreact"][1]],                      # autograd's own
-        dbnmeani=["(-dbndiff).sum(0)"],                                   # the lecture's (64,)
-    ))
+    save(
+        "olga-issue-11",
+        filled(  # the mistakes the notebook names from the graph and from the code
+            dcounts=["counts_sum_inv * dprobs"],  # the path through counts_sum
+            dW1=["dembcat.T @ dhprebn", a["dW1"][1]],  # a gradient for the input
+            dC=["torch.zeros_like(C)\ndC[Xb] += demb", a["dC"][1]],  # indexed +=
+            dhpreact=["hpreact.grad", a["dhpreact"][1]],  # autograd's own
+            dbnmeani=["(-dbndiff).sum(0)"],  # the lecture's (64,)
+        ),
+    )
     save("ursula-two-copies", filled())
     blank = nbformat.read(STUDENT, as_version=4)
-    nbformat.write(blank, subs["ursula-two-copies"] / "03-makemore-backprop-old.ipynb")  # a stale copy
+    nbformat.write(
+        blank, subs["ursula-two-copies"] / "03-makemore-backprop-old.ipynb"
+    )  # a stale copy
     victor = filled()
     ex2 = cell_with(victor, "cmp('logits (fused)'")
-    ex2.source = "\n".join(line for line in ex2.source.split("\n") if not line.startswith("dlogits"))
+    ex2.source = "\n".join(
+        line for line in ex2.source.split("\n") if not line.startswith("dlogits")
+    )
     save("victor-assigns-nothing", victor)  # exercise 2's cell left with exercise 1's dlogits
-    save("wendy-runs-autograd", prepend(filled(), "cmp('probs'",
-                                        "try:\n    loss.backward()\nexcept RuntimeError:\n    pass"))
-    save("carol-two-mistakes", filled(dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"], dW2=["dlogits.T @ h", "h.T @ dlogits"]))
+    save(
+        "wendy-runs-autograd",
+        prepend(
+            filled(), "cmp('probs'", "try:\n    loss.backward()\nexcept RuntimeError:\n    pass"
+        ),
+    )
+    save(
+        "carol-two-mistakes",
+        filled(
+            dbnvar=["0.5 * dbnvar_inv * (bnvar + 1e-5)**-1.5"],
+            dW2=["dlogits.T @ h", "h.T @ dlogits"],
+        ),
+    )
     save("dave-invalid-json", text='{"cells": [ {"cell_type": "code", ')
     save("erin-infinite-loop", prepend(filled(), "cmp('probs'", "while True:\n    pass"))
     save("frank-kernel-crash", prepend(filled(), "cmp('probs'", "import os\nos._exit(1)"))
     save("grace-huge-allocation", prepend(filled(), "cmp('probs'", "big = torch.ones(10**11)"))
-    save("heidi-output-flood", prepend(filled(), "cmp('probs'", "for i in range(5_000_000):\n    print('flood', i)"))
+    save(
+        "heidi-output-flood",
+        prepend(filled(), "cmp('probs'", "for i in range(5_000_000):\n    print('flood', i)"),
+    )
     ivan = filled()
     ivan.cells.remove(cell_with(ivan, "cmp('probs'"))
-    a, b = ivan.cells.index(cell_with(ivan, "cmp('h'")), ivan.cells.index(cell_with(ivan, "cmp('hpreact'"))
+    a, b = (
+        ivan.cells.index(cell_with(ivan, "cmp('h'")),
+        ivan.cells.index(cell_with(ivan, "cmp('hpreact'")),
+    )
     ivan.cells[a], ivan.cells[b] = ivan.cells[b], ivan.cells[a]
     save("ivan-deleted-and-reordered", ivan)
-    other = [c for c in nbformat.read(STUDENT, as_version=4).cells if c.cell_type == "markdown"]  # prose, no answers
-    save("judy-wrong-exercise", nbformat.v4.new_notebook(cells=other + [nbformat.v4.new_code_cell("print('another exercise')")]))
-    mallory = filled(dlogprobs=[hard_coded_dlogprobs()], dprobs=["probs.grad.clone()"],
-                     dcounts_sum_inv=["torch.zeros(n, 1)"])
-    prepend(mallory, "cmp('counts_sum_inv'",
-            "import checks, checks.compare\nchecks.compare.judge = lambda *a, **k: None\ncmp = lambda *a, **k: print('approximate: True')")
+    other = [
+        c for c in nbformat.read(STUDENT, as_version=4).cells if c.cell_type == "markdown"
+    ]  # prose, no answers
+    save(
+        "judy-wrong-exercise",
+        nbformat.v4.new_notebook(
+            cells=other + [nbformat.v4.new_code_cell("print('another exercise')")]
+        ),
+    )
+    mallory = filled(
+        dlogprobs=[hard_coded_dlogprobs()],
+        dprobs=["probs.grad.clone()"],
+        dcounts_sum_inv=["torch.zeros(n, 1)"],
+    )
+    prepend(
+        mallory,
+        "cmp('counts_sum_inv'",
+        "import checks, checks.compare\nchecks.compare.judge = lambda *a, **k: None\n"
+        "cmp = lambda *a, **k: print('approximate: True')",
+    )
     extra = nbformat.v4.new_code_cell("### BEGIN SOLUTION\n# nothing to see\n### END SOLUTION")
     extra.metadata["nbgrader"] = {"grade": True, "points": 100, "solution": True}
     mallory.cells.insert(3, extra)
@@ -99,14 +136,25 @@ def make_submissions(root):
     from tests import test_notebook_01 as t1
     from tests import test_notebook_02 as t2
 
-    nbformat.write(t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS)), zoe / "01-scalar-autograd.ipynb")
-    nbformat.write(fill(nbformat.read(t2.STUDENT, as_version=4), t2.ANSWERS), zoe / "02-tensor-backprop.ipynb")
+    nbformat.write(
+        t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS)),
+        zoe / "01-scalar-autograd.ipynb",
+    )
+    nbformat.write(
+        fill(nbformat.read(t2.STUDENT, as_version=4), t2.ANSWERS), zoe / "02-tensor-backprop.ipynb"
+    )
     subs["zoe-notebooks-01-02"] = zoe
     yuri = root / "yuri-value-bug"
     yuri.mkdir()
     bodies = dict(t1.BODIES)
-    bodies["self * other"] = ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"]  # = for +=
-    nbformat.write(t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS), bodies), yuri / "01-scalar-autograd.ipynb")
+    bodies["self * other"] = [
+        "self.grad = out.grad * other.data",
+        "other.grad = out.grad * self.data",
+    ]  # = for +=
+    nbformat.write(
+        t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS), bodies),
+        yuri / "01-scalar-autograd.ipynb",
+    )
     subs["yuri-value-bug"] = yuri
     return subs
 
@@ -135,7 +183,9 @@ def test_files_and_columns(graded):
         table = list(csv.DictReader(f))
     assert {"submission", "notebook", "check", "passed", "reason"} <= set(table[0])
     assert {r["passed"] for r in table} == {"true", "false"}
-    assert (out / "totals.csv").exists() and (out / "report.md").read_text().startswith("# Class report")
+    assert (out / "totals.csv").exists() and (out / "report.md").read_text().startswith(
+        "# Class report"
+    )
     assert any(line.startswith("[") and "submissions/min" in line for line in log)
 
 
@@ -158,11 +208,14 @@ def test_invalid_json_gets_a_reason_per_check(graded):
     assert len(mine) == 35 and all("not a readable notebook" in r["reason"] for r in mine.values())
 
 
-@pytest.mark.parametrize(("sub", "needle"), [
-    ("erin-infinite-loop", "ran out of time"),
-    ("grace-huge-allocation", "Error"),
-    ("heidi-output-flood", "ran out of time"),
-])
+@pytest.mark.parametrize(
+    ("sub", "needle"),
+    [
+        ("erin-infinite-loop", "ran out of time"),
+        ("grace-huge-allocation", "Error"),
+        ("heidi-output-flood", "ran out of time"),
+    ],
+)
 def test_a_broken_cell_fails_only_its_check(graded, sub, needle):
     _, _, rows, _ = graded
     bad = failing(rows, sub)
@@ -188,15 +241,21 @@ def test_deleted_cell_is_missing_and_reordering_changes_nothing(graded):
 def test_wrong_exercise(graded):
     _, _, rows, _ = graded
     mine = rows_of(rows, "judy-wrong-exercise")
-    assert mine and all(r["passed"] == "false" and "does not look like" in r["reason"] for r in mine.values())
+    assert mine and all(
+        r["passed"] == "false" and "does not look like" in r["reason"] for r in mine.values()
+    )
 
 
 def test_tampering_does_not_pass(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "mallory-tampered")
-    assert set(bad) == {"ex1/dlogprobs", "ex1/dprobs", "ex1/dcounts_sum_inv"}, {c: r["reason"] for c, r in bad.items()}
+    assert set(bad) == {"ex1/dlogprobs", "ex1/dprobs", "ex1/dcounts_sum_inv"}, {
+        c: r["reason"] for c, r in bad.items()
+    }
     assert bad["ex1/dlogprobs"]["mistake"] == "shape"  # numbers for batch 32, graded at batch 24
-    assert "AttributeError" in bad["ex1/dprobs"]["reason"]  # autograd's .grad is wiped before learner code runs
+    assert (
+        "AttributeError" in bad["ex1/dprobs"]["reason"]
+    )  # autograd's .grad is wiped before learner code runs
 
 
 def test_no_submission_affects_another(graded):
@@ -225,7 +284,9 @@ def test_self_check_prints_the_score(graded, capsys, tmp_path, monkeypatch):
     copy.write_bytes((subs["carol-two-mistakes"] / NAME).read_bytes())
     assert main(["--self", str(copy), *settings]) == 0
     first = capsys.readouterr()
-    assert "33 / 35 checks pass" in first.out and "✗ ex1/dbnvar" in first.out and "sign" in first.out
+    assert (
+        "33 / 35 checks pass" in first.out and "✗ ex1/dbnvar" in first.out and "sign" in first.out
+    )
     assert "reference run of 03-makemore-backprop.ipynb" in first.err
     assert "reference run of 01" not in first.err and "reference run of 02" not in first.err
     assert main(["--self", str(copy), *settings]) == 0  # the second one reuses the reference
@@ -234,10 +295,14 @@ def test_self_check_prints_the_score(graded, capsys, tmp_path, monkeypatch):
     assert again.out == first.out
 
 
-def test_self_check_on_a_notebook_of_no_exercise_exits_2_before_any_run(tmp_path, monkeypatch, capsys):
+def test_self_check_on_a_notebook_of_no_exercise_exits_2_before_any_run(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     other = tmp_path / "shopping-list.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('eggs')")]), other)
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('eggs')")]), other
+    )
     assert main(["--self", str(other)]) == 2
     assert "not a copy of one of the exercises" in capsys.readouterr().err
     assert not (tmp_path / "cache").exists()
@@ -249,7 +314,8 @@ def test_a_relative_out_folder_works(graded, tmp_path, monkeypatch):
     work = tmp_path / "course"
     (work / "subs" / "zoe").mkdir(parents=True)
     (work / "subs" / "zoe" / "02-tensor-backprop.ipynb").write_bytes(
-        (subs["zoe-notebooks-01-02"] / "02-tensor-backprop.ipynb").read_bytes())
+        (subs["zoe-notebooks-01-02"] / "02-tensor-backprop.ipynb").read_bytes()
+    )
     monkeypatch.chdir(work)
     args = ["subs/zoe", "--out", "grades/", "--steps", "20", "--cell-timeout", "15", "--jobs", "1"]
     assert main(args) == 0
@@ -261,16 +327,23 @@ def test_a_relative_out_folder_works(graded, tmp_path, monkeypatch):
 def test_the_other_notebooks_are_graded_too(graded):
     _, _, rows, _ = graded
     mine = [r for r in rows if r["submission"] == "zoe-notebooks-01-02"]
-    by_nb = {nb: [r for r in mine if r["notebook"] == nb] for nb in ("01-scalar-autograd.ipynb", "02-tensor-backprop.ipynb")}
+    by_nb = {
+        nb: [r for r in mine if r["notebook"] == nb]
+        for nb in ("01-scalar-autograd.ipynb", "02-tensor-backprop.ipynb")
+    }
     assert all(len(v) >= 15 for v in by_nb.values())
     assert all(r["passed"] == "true" for r in mine), [r for r in mine if r["passed"] != "true"]
-    assert len({(r["notebook"], r["check"]) for r in mine}) == len(mine)  # repeated names get their own ids
+    assert len({(r["notebook"], r["check"]) for r in mine}) == len(
+        mine
+    )  # repeated names get their own ids
 
 
 def test_the_value_class_is_graded_operation_by_operation(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "yuri-value-bug")
-    assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}  # x * x: 3 instead of 6
+    assert set(bad) == {"ex3/mul_same"}, {
+        c: r["reason"] for c, r in bad.items()
+    }  # x * x: 3 instead of 6
     assert bad["ex3/mul_same"]["mistake"] == "missing-path"  # as the notebook says: used twice
     assert rows_of(rows, "yuri-value-bug")["ex3/mul"]["passed"] == "true"
 
@@ -282,18 +355,23 @@ def test_report_counts_mistakes(graded):
     assert "transpose (1)" in line
 
 
-
 def test_grader_names_what_the_notebook_names(graded):
     """The words the notebook reads off the graph and the code, from the reference run's facts."""
     _, _, rows, _ = graded
     mine = rows_of(rows, "olga-issue-11")
     bad = failing(rows, "olga-issue-11")
     words = {c: r["mistake"] for c, r in bad.items()}
-    assert words == {"ex1/dcounts": "missing-path", "ex1/dW1": "operand", "ex1/dC": "accumulate",
-                     "ex1/dhpreact": "autograd-grad"}, {c: r["reason"] for c, r in bad.items()}
+    assert words == {
+        "ex1/dcounts": "missing-path",
+        "ex1/dW1": "operand",
+        "ex1/dC": "accumulate",
+        "ex1/dhpreact": "autograd-grad",
+    }, {c: r["reason"] for c, r in bad.items()}
     assert "`dembcat` where `embcat` belongs" in bad["ex1/dW1"]["reason"]
     assert "through `counts_sum`" in bad["ex1/dcounts"]["reason"]
-    assert mine["ex1/dbnmeani"]["passed"] == "true" and mine["ex1/dbnmeani"]["note"].startswith("keepdim: ")
+    assert mine["ex1/dbnmeani"]["passed"] == "true" and mine["ex1/dbnmeani"]["note"].startswith(
+        "keepdim: "
+    )
     assert all("\x1b" not in r["reason"] and "#x1B" not in r["reason"] for r in rows)
 
 
@@ -303,8 +381,10 @@ def test_two_copies_of_one_exercise_grade_the_one_named_like_it(graded):
     assert len(mine) == 35 and not failing(rows, "ursula-two-copies")
     assert {r["notebook"] for r in rows if r["submission"] == "ursula-two-copies"} == {NAME}
     assert any("03-makemore-backprop-old.ipynb is another copy" in line for line in log)
-    assert "ursula-two-copies: 03-makemore-backprop-old.ipynb (graded: 03-makemore-backprop.ipynb)" in (
-        out / "report.md").read_text()
+    assert (
+        "ursula-two-copies: 03-makemore-backprop-old.ipynb (graded: 03-makemore-backprop.ipynb)"
+        in (out / "report.md").read_text()
+    )
 
 
 def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
@@ -316,11 +396,31 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
 
     subs, out, *_ = graded
     mine = tmp_path / "out"
-    shutil.copytree(out / ".reference", mine / ".reference")  # the same settings: the reference is cached
-    cmd = [sys.executable, "-m", "checks.grade", str(subs["erin-infinite-loop"]), str(subs["alice-complete"]),
-           "--out", str(mine), "--steps", "20", "--cell-timeout", "300", "--jobs", "1",
-           "--seed", str(SETTINGS.seed), "--batch", str(SETTINGS.batch)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    shutil.copytree(
+        out / ".reference", mine / ".reference"
+    )  # the same settings: the reference is cached
+    cmd = [
+        sys.executable,
+        "-m",
+        "checks.grade",
+        str(subs["erin-infinite-loop"]),
+        str(subs["alice-complete"]),
+        "--out",
+        str(mine),
+        "--steps",
+        "20",
+        "--cell-timeout",
+        "300",
+        "--jobs",
+        "1",
+        "--seed",
+        str(SETTINGS.seed),
+        "--batch",
+        str(SETTINGS.batch),
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     deadline = time.monotonic() + 120
     while not list((mine / ".work").glob("*/grading.ipynb")) and time.monotonic() < deadline:
         time.sleep(0.5)  # until the first submission's run has started
@@ -333,15 +433,29 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
     assert not list((mine / ".done").glob("*.json"))  # nothing cut short is recorded as graded
 
 
-@pytest.mark.parametrize("box", ["none", pytest.param("bwrap", marks=pytest.mark.skipif(
-    not bwrap(), reason="bubblewrap cannot make a sandbox here"))])
+@pytest.mark.parametrize(
+    "box",
+    [
+        "none",
+        pytest.param(
+            "bwrap",
+            marks=pytest.mark.skipif(not bwrap(), reason="bubblewrap cannot make a sandbox here"),
+        ),
+    ],
+)
 def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path, box):
     from checks.grade import KERNEL_DIED, run_notebook
 
     cells = ["x = 1", "import os\nos._exit(1)", "y = 2"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000, sandbox=box))
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    run = run_notebook(
+        nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000, sandbox=box)
+    )
     assert run.fault == KERNEL_DIED  # the cell timeout (50 min) did not have to run out
 
 
@@ -356,9 +470,17 @@ def test_a_long_temporary_folder_still_gives_the_kernel_its_sockets(tmp_path, mo
     long = tmp_path / ("t" * max(1, 130 - len(str(tmp_path))))
     long.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(long))
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1 + 1"), nbformat.v4.new_code_cell("x")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=120, notebook_timeout=300, sandbox="bwrap"))
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("x = 1 + 1"), nbformat.v4.new_code_cell("x")]
+    )
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    run = run_notebook(
+        nb, tmp_path / "run", Settings(cell_timeout=120, notebook_timeout=300, sandbox="bwrap")
+    )
     assert run.fault is None and not run.cell_errors, (run.fault, run.cell_errors)
     assert len(run.cell_seconds) == 2
 
@@ -370,7 +492,10 @@ def test_seed_and_batch_are_drawn_fresh_kept_for_a_resumed_run_and_reported(tmp_
     assert 16 <= batch <= 48 and (tmp_path / "a" / "settings.json").exists()
     assert draw_numbers(tmp_path / "a", None, None) == (seed, batch)  # resumed: the same numbers
     assert draw_numbers(tmp_path / "a", 7, None) == (7, batch)  # the instructor's seed wins
-    assert (seed, batch) != (Settings().seed, Settings().batch)  # not the numbers that ship with the code
+    assert (seed, batch) != (
+        Settings().seed,
+        Settings().batch,
+    )  # not the numbers that ship with the code
 
 
 def test_the_report_names_the_seed_and_batch(graded):
@@ -383,18 +508,27 @@ def test_a_cell_that_assigns_nothing_earns_nothing(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "victor-assigns-nothing")
     assert set(bad) == {"ex2/dlogits"}, {c: r["reason"] for c, r in bad.items()}
-    assert "dlogits" in bad["ex2/dlogits"]["reason"] and "not defined" in bad["ex2/dlogits"]["reason"]
+    assert (
+        "dlogits" in bad["ex2/dlogits"]["reason"] and "not defined" in bad["ex2/dlogits"]["reason"]
+    )
 
 
 def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
     _, _, rows, _ = graded
     mine = rows_of(rows, "wendy-runs-autograd")
-    row = mine["ex1/dprobs"]  # a right value, but autograd ran in the cell: not credited until looked at
+    row = mine[
+        "ex1/dprobs"
+    ]  # a right value, but autograd ran in the cell: not credited until looked at
     assert row["passed"] == "false" and row["mistake"] == "review", row
-    assert row["reason"].startswith("the cell uses autograd itself (`loss.backward()`)") and row["note"]
+    assert (
+        row["reason"].startswith("the cell uses autograd itself (`loss.backward()`)")
+        and row["note"]
+    )
     assert not [c for c, r in mine.items() if r["mistake"] == "review" and c != "ex1/dprobs"]
     # the handed-out cells that run backward themselves (notebook 01) are not marked
-    assert not [r for r in rows if r["submission"] == "zoe-notebooks-01-02" and r["mistake"] == "review"]
+    assert not [
+        r for r in rows if r["submission"] == "zoe-notebooks-01-02" and r["mistake"] == "review"
+    ]
 
 
 def test_a_twin_in_the_same_exercise_is_no_reason_for_review():

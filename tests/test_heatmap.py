@@ -31,8 +31,9 @@ def grid(svg: str | None) -> list[list[str]]:
     spans = []  # (row, x, width, fill)
     for i, g in enumerate(rows):
         for r in g.iter(f"{SVG}rect"):
-            spans.append((i, int(r.get("x")), int(r.get("width")), int(r.get("height")),
-                          r.get("fill")))
+            spans.append(
+                (i, int(r.get("x")), int(r.get("width")), int(r.get("height")), r.get("fill"))
+            )
         for p in g.iter(f"{SVG}path"):
             for x, w, h in re.findall(r"M(\d+) 0h(\d+)v(\d+)h-\d+z", p.get("d")):
                 spans.append((i, int(x), int(w), int(h), p.get("fill")))
@@ -46,8 +47,8 @@ def grid(svg: str | None) -> list[list[str]]:
 
 
 def family(fill: str) -> str:
-    """"red", "blue", "white" or "dark" for a cell colour."""
-    r, g, b = (int(fill[k:k + 2], 16) for k in (1, 3, 5))
+    """ "red", "blue", "white" or "dark" for a cell colour."""
+    r, g, b = (int(fill[k : k + 2], 16) for k in (1, 3, 5))
     if (r, g, b) == (255, 255, 255):
         return "white"
     if max(r, g, b) < 100:
@@ -168,19 +169,22 @@ def test_a_missing_broadcast_is_drawn_over_the_expected_shape() -> None:
     assert "yours (8, 1) broadcast to (8, 5)" in caption(diff_html(y, e))
 
 
-@pytest.mark.parametrize("yours, expected", [
-    (torch.zeros(5, 3), torch.zeros(3, 4)),  # unrelated shapes
-    (torch.zeros(4, 5), torch.zeros(4, 1)),  # yours does not broadcast to expected
-    (torch.zeros(32), torch.zeros(32, 1)),  # broadcasts the wrong way: (32, 32)
-    (torch.zeros(2, 3, 4), torch.zeros(2, 3, 4)),  # 3-D
-    (torch.tensor(1.0), torch.tensor(2.0)),  # one number: the hint says both
-    (torch.full((3, 3), float("nan")), torch.zeros(3, 3)),  # NaN only
-    (torch.zeros(3, 3), torch.full((3, 3), float("inf"))),
-    (None, torch.zeros(3)),
-    (..., torch.zeros(3)),
-    ("abc", torch.zeros(3)),
-    (torch.zeros(3, dtype=torch.complex64), torch.zeros(3)),
-])
+@pytest.mark.parametrize(
+    "yours, expected",
+    [
+        (torch.zeros(5, 3), torch.zeros(3, 4)),  # unrelated shapes
+        (torch.zeros(4, 5), torch.zeros(4, 1)),  # yours does not broadcast to expected
+        (torch.zeros(32), torch.zeros(32, 1)),  # broadcasts the wrong way: (32, 32)
+        (torch.zeros(2, 3, 4), torch.zeros(2, 3, 4)),  # 3-D
+        (torch.tensor(1.0), torch.tensor(2.0)),  # one number: the hint says both
+        (torch.full((3, 3), float("nan")), torch.zeros(3, 3)),  # NaN only
+        (torch.zeros(3, 3), torch.full((3, 3), float("inf"))),
+        (None, torch.zeros(3)),
+        (..., torch.zeros(3)),
+        ("abc", torch.zeros(3)),
+        (torch.zeros(3, dtype=torch.complex64), torch.zeros(3)),
+    ],
+)
 def test_no_picture_when_it_would_not_help(yours: object, expected: torch.Tensor) -> None:
     assert diff_svg(yours, expected) is None  # type: ignore[arg-type]
     assert diff_html(yours, expected) == ""  # type: ignore[arg-type]
@@ -218,8 +222,7 @@ def test_nan_in_yours_does_not_raise_and_is_dark() -> None:
 
 def test_integer_and_bool_tensors_and_lists() -> None:
     svg = diff_svg(torch.tensor([[1, 2], [3, 5]]), torch.tensor([[1, 2], [3, 4]]))
-    assert [[family(f) for f in row] for row in grid(svg)] == [["white", "white"],
-                                                               ["white", "red"]]
+    assert [[family(f) for f in row] for row in grid(svg)] == [["white", "white"], ["white", "red"]]
     assert diff_svg(torch.tensor([True, False, True]), torch.tensor([1.0, 1.0, 1.0])) is not None
     assert diff_svg([1.0, 2.0, 3.0], torch.tensor([1.0, 2.0, 4.0])) is not None  # type: ignore
 

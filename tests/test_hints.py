@@ -33,12 +33,15 @@ cmp('counts', dcounts, counts)"""
 def test_the_comment_lines_make_the_todo_and_the_ladder():
     assert "dcounts = ...  # TODO: dL/dcounts, shape (3, 4)" in stub_source(CELL)
     assert "# hint" not in stub_source(CELL) and "full:" not in stub_source(CELL)
-    assert "# TODO: the path through probs plus the one through counts_sum" in stub_source(CELL, full=True)
+    assert "# TODO: the path through probs plus the one through counts_sum" in stub_source(
+        CELL, full=True
+    )
     ladder = ladders(CELL)["dcounts"]
     assert ladder["rungs"][0].startswith("counts feeds two places")
     assert ladder["rungs"][2] == "dcounts = ____ * dprobs\ndcounts += ____"
-    assert ladder["solution"] == ("dcounts = counts_sum_inv * dprobs\n"
-                                  "dcounts += torch.ones_like(counts) * dcounts_sum")  # not `other = 1`
+    assert ladder["solution"] == (
+        "dcounts = counts_sum_inv * dprobs\ndcounts += torch.ones_like(counts) * dcounts_sum"
+    )  # not `other = 1`
 
 
 def test_a_hint_for_a_name_the_block_does_not_assign_is_refused():
@@ -64,7 +67,9 @@ def test_one_rung_per_call_and_the_solution_only_when_asked(ladder_of):
     shown = [checks.hint("counts") for _ in range(4)]
     assert [h.number for h in shown] == [1, 2, 3, 3]
     assert [h.title for h in shown[:3]] == ["the idea", "the local derivative", "a skeleton"]
-    assert "reveal=True" in shown[2].after and "counts_sum_inv * dprobs" not in "".join(map(str, shown))
+    assert "reveal=True" in shown[2].after and "counts_sum_inv * dprobs" not in "".join(
+        map(str, shown)
+    )
     sol = checks.hint("dcounts", reveal=True)
     assert sol.number == 0 and sol.text.startswith("dcounts = counts_sum_inv * dprobs")
     assert hints.used("counts") == (3, True)
@@ -110,7 +115,8 @@ def test_the_ladders_are_generated_from_the_solutions():
 
 
 def test_every_answer_has_three_rungs():
-    """Every ladder, a name asked twice (notebook 01's ``da``) included, and each knows its check."""
+    """Every ladder, a name asked twice (notebook 01's ``da``) included, and each knows
+    its check."""
     for path in sorted(HINTS.glob("*.json")):
         for name, options in json.loads(path.read_text()).items():
             for ladder in options:
@@ -118,8 +124,10 @@ def test_every_answer_has_three_rungs():
                 assert ladder["solution"].strip() and ladder["check"], (path.name, name)
 
 
-GIVEAWAYS = re.compile(r"@|\.T\b|\.sum|keepdim|transpos|\bplus\b|1 - |\*\*|\bmean\b|one_hot|softmax|"
-                       r"broadcast|scatter|index_add|Bessel|n - 1|n-1")
+GIVEAWAYS = re.compile(
+    r"@|\.T\b|\.sum|keepdim|transpos|\bplus\b|1 - |\*\*|\bmean\b|one_hot|softmax|"
+    r"broadcast|scatter|index_add|Bessel|n - 1|n-1"
+)
 
 
 def test_the_student_copies_give_no_formula_away():
@@ -143,7 +151,9 @@ def test_a_name_asked_twice_gets_the_ladder_of_the_check_run_last():
     (x * x).backward()
     checks.cmp("a (a*a)", 6.0, x, quiet=True)  # the quiz of notebook 01 was run last
     quiz = checks.hint("da")
-    assert quiz.number == 1 and quiz.text != first.text  # the quiz's own ladder, from its first rung
+    assert (
+        quiz.number == 1 and quiz.text != first.text
+    )  # the quiz's own ladder, from its first rung
     assert hints.used("a (a*a)") == (1, False)
     reset()
     hints.reset()
@@ -154,7 +164,14 @@ def test_a_self_study_edition_keeps_the_fuller_comments(tmp_path):
 
     assert main(["--full", "--out", str(tmp_path)]) == 0
     fuller = nbformat.read(tmp_path / "03-makemore-backprop.ipynb", as_version=4)
-    todos = [ln for c in fuller.cells if c.cell_type == "code" for ln in c.source.split("\n") if "# TODO:" in ln]
+    todos = [
+        ln
+        for c in fuller.cells
+        if c.cell_type == "code"
+        for ln in c.source.split("\n")
+        if "# TODO:" in ln
+    ]
     assert any("plus the one through counts_sum" in t for t in todos), todos[:5]
     assert (ROOT / "notebooks" / "03-makemore-backprop.ipynb").read_text() != (
-        tmp_path / "03-makemore-backprop.ipynb").read_text()
+        tmp_path / "03-makemore-backprop.ipynb"
+    ).read_text()

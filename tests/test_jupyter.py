@@ -1,4 +1,5 @@
-"""In a real Jupyter kernel: cmp shows once, coloured; the summary is an HTML table; the plain text stays the lecture's."""
+"""In a real Jupyter kernel: cmp shows once, coloured; the summary is an HTML table; the plain text
+stays the lecture's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from nbclient import NotebookClient
 from checks.compare import FAIL, PASS, TODO
 
 CELLS = [
-    "import torch, checks\nx = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)\n(x**2).sum().backward()",
+    (
+        "import torch, checks\n"
+        "x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)\n"
+        "(x**2).sum().backward()"
+    ),
     "checks.cmp('x', 2 * x.detach(), x)",
     "checks.cmp('x2', -2 * x.detach(), x)",
     "checks.cmp('x3', ..., x)",
@@ -29,7 +34,10 @@ def executed():
 def test_cmp_as_last_expression_shows_once_in_colour_with_the_lecture_line_as_plain_text(executed):
     outs = executed.cells[1].outputs
     assert [o.output_type for o in outs] == ["display_data"]
-    assert outs[0].data["text/plain"] == "x               | exact: True  | approximate: True  | maxdiff: 0.0"
+    assert (
+        outs[0].data["text/plain"]
+        == "x               | exact: True  | approximate: True  | maxdiff: 0.0"
+    )
     shown = outs[0].data["text/html"]
     assert "workbook-pass" in shown and PASS in shown and FAIL not in shown
     assert "✓</span> x               | exact: True  | approximate: True  | maxdiff: 0.0" in shown
@@ -41,7 +49,10 @@ def test_failure_shows_mistake_and_hint_in_red(executed):
     assert "approximate: False" in text and "✗ sign:" in text and "Mismatched elements" in text
     shown = out.data["text/html"]
     assert "workbook-fail" in shown and FAIL in shown and PASS not in shown
-    assert f"<span style='color:{FAIL};font-weight:bold'>  ✗ sign: </span>your dx2 is exactly the negative" in shown
+    assert (
+        f"<span style='color:{FAIL};font-weight:bold'>  ✗ sign: </span>"
+        "your dx2 is exactly the negative" in shown
+    )
 
 
 def test_not_written_yet_is_grey_not_red(executed):

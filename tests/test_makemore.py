@@ -1,4 +1,5 @@
-"""The makemore backward pass: a correct hand-written pass passes all 26 checks; realistic mistakes are named."""
+"""The makemore backward pass: a correct hand-written pass passes all 26 checks; realistic mistakes
+are named."""
 
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ def model(request):
     return p, f, mm.backward(p, f, Xb, Yb), Xb, Yb
 
 
-@pytest.mark.parametrize(("name", "mistake", "wrong"), CATALOG, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CATALOG)])
+@pytest.mark.parametrize(
+    ("name", "mistake", "wrong"), CATALOG, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CATALOG)]
+)
 def test_catalog_mistake_is_named(model, name, mistake, wrong):
     p, f, d, Xb, Yb = model
     answer = wrong(p, f, d, Xb, Yb, Xb.shape[0])
@@ -50,7 +53,7 @@ def test_catalog_mistake_is_named(model, name, mistake, wrong):
     assert res.mistake == mistake, res.hint
 
 
-LECTURE = '''
+LECTURE = """
 import torch
 from checks import cmp
 from tests import makemore as mm
@@ -70,11 +73,12 @@ cmp('counts_sum', dcounts_sum, counts_sum)
 first = cmp('counts', dcounts, counts)
 dcounts += torch.ones_like(counts) * dcounts_sum
 second = cmp('counts', dcounts, counts)
-'''
+"""
 
 
 def test_lecture_flow_in_a_notebook_namespace(capsys):
-    """As in a notebook: names in globals, a plain loss.backward(), dcounts checked before and after `+=`."""
+    """As in a notebook: names in globals, a plain loss.backward(), dcounts checked before and
+    after `+=`."""
     ns: dict = {}
     exec(compile(LECTURE, "<notebook>", "exec"), ns)
     out = capsys.readouterr().out
@@ -84,15 +88,26 @@ def test_lecture_flow_in_a_notebook_namespace(capsys):
 
 
 def test_hints_built_from_the_tensors_not_from_guesses(model):
-    """The batch-norm mean path without its 1/n, demb left flat, and dW2 as the transposed product missing its 1/n."""
+    """The batch-norm mean path without its 1/n, demb left flat, and dW2 as the transposed product
+    missing its 1/n."""
     p, f, d, Xb, Yb = model
     n = Xb.shape[0]
     no_mean = d["bndiff"] + torch.ones_like(f["hprebn"]) * d["bnmeani"]
     res = checks.cmp("hprebn", no_mean, f["hprebn"], quiet=True)
-    assert res.mistake == "scale" and f"is {n} times what it should be, and {n} is the batch size n" in res.hint, res.hint
+    assert (
+        res.mistake == "scale"
+        and f"is {n} times what it should be, and {n} is the batch size n" in res.hint
+    ), res.hint
     assert "the loss is a mean" not in res.hint and "a 1/n is missing" in res.hint
     res = checks.cmp("emb", d["embcat"].clone(), f["emb"], quiet=True)
-    assert res.mistake == "shape" and "`.view(emb.shape)`" in res.hint and "(32, 3, 10)`" not in res.hint, res.hint
+    assert (
+        res.mistake == "shape"
+        and "`.view(emb.shape)`" in res.hint
+        and "(32, 3, 10)`" not in res.hint
+    ), res.hint
     res = checks.cmp("W2", (d["logits"] * n).T @ f["h"].detach(), p["W2"], quiet=True)
-    assert res.mistake == "shape" and "shape (27, 64) but W2 has shape (64, 27): that is its shape transposed" in res.hint, res.hint
+    assert (
+        res.mistake == "shape"
+        and "shape (27, 64) but W2 has shape (64, 27): that is its shape transposed" in res.hint
+    ), res.hint
     assert f"transposed back, it is {n} times the gradient, and {n} is the batch size n" in res.hint

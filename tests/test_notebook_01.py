@@ -1,5 +1,5 @@
-"""Notebook 01 (scalar autograd): the student copy as handed out and filled in by a learner, the solution's numbers, and
-a `Value` class that reads like micrograd's engine."""
+"""Notebook 01 (scalar autograd): the student copy as handed out and filled in by a learner, the
+solution's numbers, and a `Value` class that reads like micrograd's engine."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from checks.student import ROOT, render, student_notebook
 from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "01-scalar-autograd.ipynb"
-# sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice; section 6: 6 parameters x 3
-# activations; section 7: 4 inputs
+# sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice;
+# section 6: 6 parameters x 3 activations; section 7: 4 inputs
 N_CHECKS = 11 + 9 + 6 + 12 + 18 + 4
 BASIC = ["__add__", "__mul__", "__pow__", "tanh", "exp", "relu"]
 DERIVED = ["__neg__", "__sub__", "__truediv__", "__radd__", "__rmul__", "__rsub__", "__rtruediv__"]
@@ -37,9 +37,10 @@ def methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
 
 
-# ---------------------------------------------------------------- answers, written independently of the solution blocks
+# -------------------------------------------- answers, written independently of the solution blocks
 
-# One line per `dX = ...` placeholder, in the order they appear (da: section 1, a value used twice, the quiz).
+# One line per `dX = ...` placeholder, in the order they appear (da: section 1, a value used twice,
+# the quiz).
 ANSWERS = {
     "dd": ["f * 1"],
     "de": ["dd"],
@@ -50,7 +51,9 @@ ANSWERS = {
     "dy": ["y + y"],
     "du": ["dy - dy * y * y"],
     "dx": ["3 * du / 2"],
-    "dlogits": ["(logits.softmax(1) - torch.nn.functional.one_hot(Y, 2).to(logits.dtype)) / X.shape[0]"],
+    "dlogits": [
+        "(logits.softmax(1) - torch.nn.functional.one_hot(Y, 2).to(logits.dtype)) / X.shape[0]"
+    ],
     "dW3": ["torch.einsum('ni,nj->ij', h2, dlogits)"],
     "db3": ["dlogits.sum(dim=0)"],
     "dh2": ["torch.einsum('nj,ij->ni', dlogits, W3)"],
@@ -86,7 +89,11 @@ BODIES = {
         "    v._backward()",
     ],
 }
-RAISE = re.compile(r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) in (?:the Value class|section 3) first.*$', re.M)
+RAISE = re.compile(
+    r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) '
+    r"in (?:the Value class|section 3) first.*$",
+    re.M,
+)
 
 
 def fill_value_class(nb, bodies=BODIES):
@@ -132,7 +139,7 @@ def test_student_copy_stops_only_where_it_must(student):
         assert "require(" in src or "raise NotWritten" in src or "loss.backward()" in src, src
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +153,9 @@ def test_filled_student_copy_passes_every_check(filled):
     assert errors_of(filled) == []
     lines = LINE.findall(outputs(filled))
     assert len(lines) == N_CHECKS
-    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [m for m in lines if m[2].strip() != "True"]
+    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [
+        m for m in lines if m[2].strip() != "True"
+    ]
 
 
 def test_filled_student_copy_trains_and_shows_what_the_solution_shows(filled):
@@ -161,7 +170,10 @@ def test_filled_student_copy_trains_and_shows_what_the_solution_shows(filled):
 
 def test_a_forgotten_plus_equals_fails_the_checks_that_use_a_value_twice():
     bodies = dict(BODIES)
-    bodies["self * other"] = ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"]
+    bodies["self * other"] = [
+        "self.grad = out.grad * other.data",
+        "other.grad = out.grad * self.data",
+    ]
     nb = fill_value_class(fill(read("notebooks"), ANSWERS), bodies)
     nb.cells = nb.cells[: next(i for i, c in enumerate(nb.cells) if c.source.startswith("## 4."))]
     out = outputs(run(nb))
@@ -173,7 +185,7 @@ def test_a_forgotten_plus_equals_fails_the_checks_that_use_a_value_twice():
     assert "✗ missing-path: its input is used 2 times (input 1 of a mul" in out, out
 
 
-# ---------------------------------------------------------------- the solution: the issue's numbers, computed
+# ------------------------------------------------------ the solution: the issue's numbers, computed
 
 
 def accuracies(out: str) -> dict[tuple[str, int], list[float]]:
@@ -206,14 +218,17 @@ def test_prose_quotes_what_the_solution_computes():
     out = outputs(nb)
     prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     training = re.search(r"the loss falls from ([\d.]+) to ([\d.]+) in 40 steps", prose)
-    assert f"step  0: loss {training.group(1)}" in out and f"after 40 steps: loss {training.group(2)}" in out
+    assert (
+        f"step  0: loss {training.group(1)}" in out
+        and f"after 40 steps: loss {training.group(2)}" in out
+    )
     quoted = re.search(r"What the table and the pictures show.*", prose, re.S).group(0)
     computed = {f"{x:.1f}%" for row in accuracies(out).values() for x in row}
     percentages = set(re.findall(r"\d+\.\d%", quoted))
     assert percentages and percentages <= computed, percentages - computed
 
 
-# ---------------------------------------------------------------- the Value class reads like micrograd's engine
+# ---------------------------------------------------- the Value class reads like micrograd's engine
 
 
 def test_value_class_has_one_short_closure_per_operation():
@@ -224,11 +239,19 @@ def test_value_class_has_one_short_closure_per_operation():
         assert [c.name for c in closures] == ["_backward"], name
         statements = closures[0].body
         assert 1 <= len(statements) <= 2, name
-        assert all(isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and s.target.attr == "grad" for s in statements), name
-        assert ast.unparse(body[-2]) == "out._backward = _backward" and ast.unparse(body[-1]) == "return out", name
+        assert all(
+            isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and s.target.attr == "grad"
+            for s in statements
+        ), name
+        assert (
+            ast.unparse(body[-2]) == "out._backward = _backward"
+            and ast.unparse(body[-1]) == "return out"
+        ), name
     for name in DERIVED:
         body = m[name].body
-        assert len(body) == 1 and isinstance(body[0], ast.Return), name  # built from the basic operations
+        assert len(body) == 1 and isinstance(body[0], ast.Return), (
+            name
+        )  # built from the basic operations
     assert ast.unparse(m["__sub__"].body[0]) == "return self + -other"
     assert ast.unparse(m["__truediv__"].body[0]) == "return self * other ** (-1)"
     assert "reversed" in ast.unparse(m["backward"])
@@ -243,8 +266,9 @@ def test_student_value_class_has_a_stub_per_closure():
 
 
 def test_going_back_after_later_sections():
-    """The quiz keeps its tensor under a name of its own, so the "used twice" answer re-run after it still checks against
-    its own tensor; and after the whole notebook, that section run again from its first code cell passes."""
+    """The quiz keeps its tensor under a name of its own, so the "used twice" answer re-run after it
+    still checks against its own tensor; and after the whole notebook, that section run again from
+    its first code cell passes."""
     nb = read("solutions")
     code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     (twice,) = [i for i, s in code.items() if "cmp('a (used twice)'" in s]

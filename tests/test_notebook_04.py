@@ -1,5 +1,6 @@
-"""Notebook 04 (an MLP language model): the student copy as handed out and filled in by a learner, the solution's numbers
-against the issue's, any UTF-8 text instead of the names, and grading with checks.grade."""
+"""Notebook 04 (an MLP language model): the student copy as handed out and filled in by a learner,
+the solution's numbers against the issue's, any UTF-8 text instead of the names, and grading with
+checks.grade."""
 
 from __future__ import annotations
 
@@ -18,12 +19,42 @@ NAME = "04-mlp-language-model.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
 DEEP = [f"{p} [64, 32]" for p in ["C", "W1", "b1", "W2", "b2", "W3", "b3"]]
-# every check in order: section 1 (the bigram's table), section 2 (each layer, then a network with two hidden layers),
-# section 3 (AdamW against torch.optim.AdamW)
-CHECKS = ["W", "logits", "h1", "W2", "b2", "a1", "x", "W1", "b1", "C", *DEEP, "p (5 steps)", "m (5 steps)", "v (5 steps)"]
+# every check in order: section 1 (the bigram's table), section 2 (each layer, then a network with
+# two hidden layers), section 3 (AdamW against torch.optim.AdamW)
+CHECKS = [
+    "W",
+    "logits",
+    "h1",
+    "W2",
+    "b2",
+    "a1",
+    "x",
+    "W1",
+    "b1",
+    "C",
+    *DEEP,
+    "p (5 steps)",
+    "m (5 steps)",
+    "v (5 steps)",
+]
 # what checks.grade records: one value per name a solution block asks for
-GRADED = ["ex1/dW", "ex2/dlogits", "ex2/dh1", "ex2/dW2", "ex2/db2", "ex2/da1", "ex2/dC", "ex3/p_new", "ex3/m_new", "ex3/v_new"]
-HELD_OUT = re.compile(r"^(bigram \(counts \+ 1\)|MLP\(.*?\))\s+([\d,]+)\s+(\d\.\d+)\s+(\d\.\d+)\s+(\d\.\d+)\s+([\d.]+)$", re.M)
+GRADED = [
+    "ex1/dW",
+    "ex2/dlogits",
+    "ex2/dh1",
+    "ex2/dW2",
+    "ex2/db2",
+    "ex2/da1",
+    "ex2/dC",
+    "ex3/p_new",
+    "ex3/m_new",
+    "ex3/v_new",
+]
+HELD_OUT = re.compile(
+    r"^(bigram \(counts \+ 1\)|MLP\(.*?\))\s+([\d,]+)"
+    r"\s+(\d\.\d+)\s+(\d\.\d+)\s+(\d\.\d+)\s+([\d.]+)$",
+    re.M,
+)
 
 
 def read(path) -> nbformat.NotebookNode:
@@ -42,30 +73,47 @@ def held_out(out: str) -> dict[str, tuple[int, float, float, float, float]]:
     """The comparison table: model -> (parameters, train, val, test, e**test)."""
     rows = {}
     for name, size, *nats in HELD_OUT.findall(out):
-        rows["bigram" if name.startswith("bigram") else "mlp"] = (int(size.replace(",", "")), *map(float, nats))
+        rows["bigram" if name.startswith("bigram") else "mlp"] = (
+            int(size.replace(",", "")),
+            *map(float, nats),
+        )
     return rows
 
 
 def before(nb, heading: str) -> nbformat.NotebookNode:
     """The notebook cut just before the markdown cell that starts with ``heading``."""
-    nb.cells = nb.cells[: next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith(heading))]
+    nb.cells = nb.cells[
+        : next(
+            i
+            for i, c in enumerate(nb.cells)
+            if c.cell_type == "markdown" and c.source.startswith(heading)
+        )
+    ]
     return nb
 
 
-# ---------------------------------------------------------------- answers, written independently of the solution blocks
+# -------------------------------------------- answers, written independently of the solution blocks
 
-# One line per `... = ...  # TODO` placeholder, in the order they appear: dW of the bigram first, then linear_backward's;
-# dx of linear_backward, then tanh_backward's.
+# One line per `... = ...  # TODO` placeholder, in the order they appear: dW of the bigram first,
+# then linear_backward's; dx of linear_backward, then tanh_backward's.
 ANSWERS = {
-    "dW": ["(F.softmax(W, 1) * counts.sum(1)[:, None] - counts) / Ytr.numel()",
-           "torch.einsum('ni,nj->ij', x, dout)"],
+    "dW": [
+        "(F.softmax(W, 1) * counts.sum(1)[:, None] - counts) / Ytr.numel()",
+        "torch.einsum('ni,nj->ij', x, dout)",
+    ],
     "dlogits": ["(logits.softmax(-1) - F.one_hot(Y, logits.shape[1]).to(logits.dtype)) / n"],
     "dx": ["torch.einsum('nj,ij->ni', dout, W)", "dout - dout * out * out"],
     "db": ["dout.sum(dim=0)"],
-    "dC": ["torch.zeros_like(C).index_put_((X.reshape(-1),), dout.reshape(X.numel(), d_embed), accumulate=True)"],
+    "dC": [
+        "torch.zeros_like(C).index_put_((X.reshape(-1),), dout.reshape(X.numel(), d_embed), "
+        "accumulate=True)"
+    ],
     "m_new": ["m + (1 - beta1) * (grad - m)"],
     "v_new": ["beta2 * v + (1 - beta2) * grad * grad"],
-    "p_new": ["p - lr * weight_decay * p - lr * (m_new / (1 - beta1**t)) / (torch.sqrt(v_new / (1 - beta2**t)) + eps)"],
+    "p_new": [
+        "p - lr * weight_decay * p "
+        "- lr * (m_new / (1 - beta1**t)) / (torch.sqrt(v_new / (1 - beta2**t)) + eps)"
+    ],
 }
 
 
@@ -79,7 +127,9 @@ def answers(**override) -> dict[str, list[str]]:
 
 
 def test_student_copy_is_generated_from_the_solution():
-    assert STUDENT.read_text() == render(student_notebook(read(SOLUTION))), "regenerate notebooks/ (checks.student)"
+    assert STUDENT.read_text() == render(student_notebook(read(SOLUTION))), (
+        "regenerate notebooks/ (checks.student)"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +146,9 @@ def test_student_copy_reports_not_written_for_every_check(handed_out):
 
 def test_student_copy_stops_only_where_it_must(handed_out):
     errors = errors_of(handed_out)
-    assert len(errors) == 5, errors  # the training run, then the loss curve, the table, the top 3 and the embeddings
+    assert len(errors) == 5, (
+        errors
+    )  # the training run, then the loss curve, the table, the top 3 and the embeddings
     for i, ename, evalue in errors:
         assert ename == "NotWritten", (i, ename, evalue)
         src = handed_out.cells[i].source
@@ -107,11 +159,13 @@ def test_student_copy_stops_only_where_it_must(handed_out):
 
 def test_student_copy_shows_what_needs_no_answer(handed_out):
     out = outputs(handed_out)
-    assert "total                               39,025" in out  # the chapter's parameter count, before any answer
+    assert (
+        "total                               39,025" in out
+    )  # the chapter's parameter count, before any answer
     assert re.search(r"^val\s+2\.45\d\d\s+11\.6\d$", out, re.M)  # the bigram by counting
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
 
 @pytest.fixture(scope="module")
@@ -132,18 +186,35 @@ def test_filled_student_copy_trains_below_the_bigram(filled):
     out = outputs(filled)
     table = held_out(out)
     assert table["bigram"][0] == 27**2 and table["mlp"][0] == 19_915
-    assert table["mlp"][2] < table["bigram"][2] - 0.1 and table["mlp"][3] < table["bigram"][3] - 0.1  # val, test: 300 steps
+    assert (
+        table["mlp"][2] < table["bigram"][2] - 0.1 and table["mlp"][3] < table["bigram"][3] - 0.1
+    )  # val, test: 300 steps
     assert "(after 300 training steps)" in out
     assert "most similar pairs (cosine):" in out
 
 
 def test_a_wrong_tanh_slope_fails_exactly_what_depends_on_it():
-    nb = before(fill(read(STUDENT), answers(dx=["torch.einsum('nj,ij->ni', dout, W)", "dout * (1 - out)"])), "## 4.")
+    nb = before(
+        fill(read(STUDENT), answers(dx=["torch.einsum('nj,ij->ni', dout, W)", "dout * (1 - out)"])),
+        "## 4.",
+    )
     found = verdicts(run(nb))
     assert [name for name, _ in found] == CHECKS
     failing = {name for name, ok in found if not ok}
-    # below the first tanh: a1 and everything computed from it; the output layer of both networks is above any tanh
-    assert failing == {"a1", "x", "W1", "b1", "C", "C [64, 32]", "W1 [64, 32]", "b1 [64, 32]", "W2 [64, 32]", "b2 [64, 32]"}
+    # below the first tanh: a1 and everything computed from it; the output layer of both networks is
+    # above any tanh
+    assert failing == {
+        "a1",
+        "x",
+        "W1",
+        "b1",
+        "C",
+        "C [64, 32]",
+        "W1 [64, 32]",
+        "b1 [64, 32]",
+        "W2 [64, 32]",
+        "b2 [64, 32]",
+    }
 
 
 def test_a_forgotten_bias_correction_fails_adamw():
@@ -153,18 +224,25 @@ def test_a_forgotten_bias_correction_fails_adamw():
     assert failing == {"p (5 steps)"}  # m and v are right; only the step that uses them is not
 
 
-# ---------------------------------------------------------------- the solution: the issue's numbers, computed
+# ------------------------------------------------------ the solution: the issue's numbers, computed
 
 
 def test_answers_written_after_run_all_pass():
-    """Run All stops in the training cell; the training keeps its names to itself, so section 2's tensors are still
-    there: a learner who then writes the right cross_entropy_backward and linear_backward sees both pass."""
+    """Run All stops in the training cell; the training keeps its names to itself, so section 2's
+    tensors are still there: a learner who then writes the right cross_entropy_backward and
+    linear_backward sees both pass."""
     nb, solution = read(STUDENT), read(SOLUTION)
-    fixed = [i for i, c in enumerate(solution.cells) if c.source.startswith(("def cross_entropy_backward(", "def linear_backward("))]
+    fixed = [
+        i
+        for i, c in enumerate(solution.cells)
+        if c.source.startswith(("def cross_entropy_backward(", "def linear_backward("))
+    ]
     assert len(fixed) == 2
     shown = run_then_rerun(nb, {i: solution.cells[i].source for i in fixed})
     for out in shown:
-        assert "approximate: True" in out and "approximate: False" not in out and "Error" not in out, out
+        assert (
+            "approximate: True" in out and "approximate: False" not in out and "Error" not in out
+        ), out
 
 
 def test_solution_counts_the_chapters_parameters():
@@ -182,10 +260,14 @@ def test_committed_solution_holds_the_full_run_with_the_mlp_clearly_below_the_bi
     assert "20000/20000: loss" in out and "(after 20,000 training steps)" in out
     table = held_out(out)
     bigram, mlp = table["bigram"], table["mlp"]
-    assert 2.40 < bigram[2] < 2.50 and 2.40 < bigram[3] < 2.50  # val and test; the lectures: about 2.45
+    assert (
+        2.40 < bigram[2] < 2.50 and 2.40 < bigram[3] < 2.50
+    )  # val and test; the lectures: about 2.45
     assert mlp[2] < 2.15 and mlp[3] < 2.15  # the lectures: near 2.1
     assert bigram[3] - mlp[3] > 0.3
-    assert mlp[4] == pytest.approx(math.exp(mlp[3]), abs=0.01) and bigram[4] == pytest.approx(math.exp(bigram[3]), abs=0.01)
+    assert mlp[4] == pytest.approx(math.exp(mlp[3]), abs=0.01) and bigram[4] == pytest.approx(
+        math.exp(bigram[3]), abs=0.01
+    )
 
 
 def test_prose_quotes_what_the_solution_computes():
@@ -205,18 +287,44 @@ def test_prose_quotes_what_the_solution_computes():
 
 def test_only_the_cells_after_training_starts_are_ignored_by_nbval():
     nb = read(SOLUTION)
-    start = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## 4."))
+    start = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and c.source.startswith("## 4.")
+    )
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
-            assert ("nbval-ignore-output" in cell.metadata.get("tags", [])) == (i > start), cell.source[:80]
+            assert ("nbval-ignore-output" in cell.metadata.get("tags", [])) == (i > start), (
+                cell.source[:80]
+            )
 
 
 # ---------------------------------------------------------------- any UTF-8 text
 
 
 def test_any_text_file_with_its_own_vocabulary(tmp_path, monkeypatch):
-    words = ["über", "naïve", "café", "Straße", "the", "cat", "sat", "on", "a", "mat", "and", "then", "ran", "away", "to",
-             "see", "ça", "va", "señor", "¿qué?"]
+    words = [
+        "über",
+        "naïve",
+        "café",
+        "Straße",
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "a",
+        "mat",
+        "and",
+        "then",
+        "ran",
+        "away",
+        "to",
+        "see",
+        "ça",
+        "va",
+        "señor",
+        "¿qué?",
+    ]
     lines, state = [], 7
     for _ in range(1500):
         line = []
@@ -257,14 +365,22 @@ def graded(tmp_path_factory):
         (subs / who).mkdir()
         nbformat.write(nb, subs / who / NAME)
     settings = Settings(steps=20, cell_timeout=60, notebook_timeout=600, jobs=2)
-    rows = grade(sorted(subs.iterdir()), tmp_path_factory.mktemp("grades"), settings, solutions, progress=lambda s: None)
+    rows = grade(
+        sorted(subs.iterdir()),
+        tmp_path_factory.mktemp("grades"),
+        settings,
+        solutions,
+        progress=lambda s: None,
+    )
     return {(r["submission"], r["check"]): r for r in rows}
 
 
 def test_grading_records_every_answer_and_passes_a_complete_notebook(graded):
     mine = {c: r for (s, c), r in graded.items() if s == "complete"}
     assert sorted(mine) == sorted(GRADED)
-    assert all(r["passed"] == "true" for r in mine.values()), [r for r in mine.values() if r["passed"] != "true"]
+    assert all(r["passed"] == "true" for r in mine.values()), [
+        r for r in mine.values() if r["passed"] != "true"
+    ]
 
 
 def test_grading_fails_only_the_wrong_answer(graded):

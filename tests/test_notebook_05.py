@@ -365,27 +365,39 @@ def graded(tmp_path_factory):
     subs = tmp_path_factory.mktemp("submissions")
     for who, nb in {
         "complete": fill(read(STUDENT), ANSWERS),
-        "slips": fill(read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])),
+        "slips": fill(
+            read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])
+        ),
     }.items():
         (subs / who).mkdir()
         nbformat.write(nb, subs / who / NAME)
     settings = Settings(steps=20, cell_timeout=120, notebook_timeout=900, jobs=2)
-    rows = grade(sorted(subs.iterdir()), tmp_path_factory.mktemp("grades"), settings, solutions,
-                 progress=lambda s: None)
+    rows = grade(
+        sorted(subs.iterdir()),
+        tmp_path_factory.mktemp("grades"),
+        settings,
+        solutions,
+        progress=lambda s: None,
+    )
     return {(r["submission"], r["check"]): r for r in rows}
 
 
 def test_grading_passes_every_check_of_a_complete_notebook(graded):
     mine = {c: r for (s, c), r in graded.items() if s == "complete"}
     assert len(mine) == 55 and {"ex1/dq", "ex2/probs_att", "ex2/dq_att", "ex3/p_new"} <= set(mine)
-    assert all(r["passed"] == "true" for r in mine.values()), [r for r in mine.values() if r["passed"] != "true"]
+    assert all(r["passed"] == "true" for r in mine.values()), [
+        r for r in mine.values() if r["passed"] != "true"
+    ]
 
 
 def test_grading_names_each_slip_and_fails_nothing_else(graded):
     """No cascade: the grader hands each answer cell the right upstream values, so exercise 1's
-    transposed dq fails ex1/dq alone; the mask after the softmax fails what the probabilities feed."""
+    transposed dq fails ex1/dq alone; the mask after the softmax fails what the
+    probabilities feed."""
     bad = {c: r for (s, c), r in graded.items() if s == "slips" and r["passed"] != "true"}
-    assert set(bad) == {"ex1/dq", "ex2/probs_att", "ex2/dv_att", "ex2/dq_att", "ex2/dk_att"}, sorted(bad)
+    assert set(bad) == {"ex1/dq", "ex2/probs_att", "ex2/dv_att", "ex2/dq_att", "ex2/dk_att"}, (
+        sorted(bad)
+    )
     assert bad["ex1/dq"]["mistake"] == "transpose", bad["ex1/dq"]
     assert bad["ex2/probs_att"]["mistake"] == "mask", bad["ex2/probs_att"]
     assert "came after the softmax" in bad["ex2/probs_att"]["feedback"]

@@ -1,4 +1,5 @@
-"""The notebooks: student copies generated from the solutions, runnable before and after a learner fills them in."""
+"""The notebooks: student copies generated from the solutions, runnable before and after a learner
+fills them in."""
 
 from __future__ import annotations
 
@@ -13,17 +14,26 @@ from nbclient import NotebookClient
 from checks.student import ROOT, generate, stub_source
 
 STUDENT = sorted((ROOT / "notebooks").glob("*.ipynb"))
-# the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y", "p (5 steps)")
-LINE = re.compile(r"^(.+?)\s*\| exact: (True |False) \| approximate: (True |False) \| maxdiff: (\S+)$", re.M)
+# the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y",
+# "p (5 steps)")
+LINE = re.compile(
+    r"^(.+?)\s*\| exact: (True |False) \| approximate: (True |False) \| maxdiff: (\S+)$", re.M
+)
 
 
 @contextlib.contextmanager
 def _client(nb: nbformat.NotebookNode, steps: int):
-    """A kernel for ``nb`` (in notebooks/, errors allowed) with WORKBOOK_STEPS=steps, restored afterwards."""
+    """A kernel for ``nb`` (in notebooks/, errors allowed) with WORKBOOK_STEPS=steps, restored
+    afterwards."""
     env_steps = os.environ.get("WORKBOOK_STEPS")
     os.environ["WORKBOOK_STEPS"] = str(steps)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(ROOT / "notebooks")}})
+    client = NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    )
     try:
         with client.setup_kernel():
             yield client
@@ -35,8 +45,8 @@ def _client(nb: nbformat.NotebookNode, steps: int):
 
 
 def run_then_rerun(nb: nbformat.NotebookNode, again: dict[int, str], steps: int = 300) -> list[str]:
-    """Run every cell, then, in the same kernel, run cell i again with source ``again[i]`` for each i in order, as a
-    learner going back to an earlier cell; returns what those re-runs show."""
+    """Run every cell, then, in the same kernel, run cell i again with source ``again[i]`` for each
+    i in order, as a learner going back to an earlier cell; returns what those re-runs show."""
     shown = []
     with _client(nb, steps) as client:
         for i, cell in enumerate(nb.cells):
@@ -44,7 +54,12 @@ def run_then_rerun(nb: nbformat.NotebookNode, again: dict[int, str], steps: int 
         for i, source in again.items():
             cell = nbformat.v4.new_code_cell(source)
             client.execute_cell(cell, i)
-            shown.append(text_of(cell) + "".join(f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"))
+            shown.append(
+                text_of(cell)
+                + "".join(
+                    f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"
+                )
+            )
     return shown
 
 
@@ -55,19 +70,27 @@ def run(nb: nbformat.NotebookNode, steps: int = 300) -> nbformat.NotebookNode:
 
 
 def text_of(cell) -> str:
-    """What a cell printed, in order: its streams and the plain text of what it displayed (the checks, in Jupyter)."""
+    """What a cell printed, in order: its streams and the plain text of what it displayed (the
+    checks, in Jupyter)."""
     parts = []
     for o in cell.get("outputs", []):
         if o.output_type == "stream":
             parts.append(o.text)
-        elif o.output_type in ("display_data", "execute_result") and "text/plain" in o.get("data", {}):
+        elif o.output_type in ("display_data", "execute_result") and "text/plain" in o.get(
+            "data", {}
+        ):
             parts.append(o.data["text/plain"] + "\n")
     return "".join(parts)
 
 
 def errors_of(nb) -> list[tuple[int, str, str]]:
-    return [(i, o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.outputs if o.output_type == "error"]
+    return [
+        (i, o.ename, o.evalue)
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error"
+    ]
 
 
 # ---------------------------------------------------------------- generation
@@ -75,9 +98,11 @@ def errors_of(nb) -> list[tuple[int, str, str]]:
 
 def test_committed_student_copies_are_what_the_script_generates():
     assert generate(check=True) == [], (
-        "notebooks/ is not what `python -m checks.student` generates: run it and commit notebooks/; if the "
-        "difference is your own work, keep it in a folder of your own (`backprop-workbook start DIR` copies "
-        "the notebooks there), since notebooks/ holds generated files")
+        "notebooks/ is not what `python -m checks.student` generates: run it and commit "
+        "notebooks/; if the difference is your own work, keep it in a folder of your own "
+        "(`backprop-workbook start DIR` copies the notebooks there), since notebooks/ holds "
+        "generated files"
+    )
 
 
 def test_every_solution_has_a_student_copy_without_outputs():
@@ -91,23 +116,41 @@ def test_every_solution_has_a_student_copy_without_outputs():
 
 
 def test_stub_source_keeps_indentation_and_order():
-    src = "x = 1\n# dA: first\n# dB: second\n### BEGIN SOLUTION\ndA = 2\ndB = dA\n### END SOLUTION\nprint(dA)"
-    assert stub_source(src) == "x = 1\ndA = ...  # TODO: first\ndB = ...  # TODO: second\nprint(dA)"
-    src = ("def f():\n    # dW: a shape\n    ### BEGIN SOLUTION\n    dW = 1\n    if dW:\n        tmp = 2\n"
-           "    ### END SOLUTION\n    return dW")
+    src = (
+        "x = 1\n# dA: first\n# dB: second\n"
+        "### BEGIN SOLUTION\ndA = 2\ndB = dA\n### END SOLUTION\nprint(dA)"
+    )
+    assert stub_source(src) == (
+        "x = 1\ndA = ...  # TODO: first\ndB = ...  # TODO: second\nprint(dA)"
+    )
+    src = (
+        "def f():\n    # dW: a shape\n    ### BEGIN SOLUTION\n"
+        "    dW = 1\n    if dW:\n        tmp = 2\n"
+        "    ### END SOLUTION\n    return dW"
+    )
     assert stub_source(src) == "def f():\n    dW = ...  # TODO: a shape\n    return dW"
 
 
 def test_stub_lines_verbatim_for_blocks_without_names():
-    src = ("    def _backward():\n        # stub: raise NotWritten('the backward pass of +')\n        ### BEGIN SOLUTION\n"
-           "        self.grad += out.grad\n        ### END SOLUTION\n    out._backward = _backward")
-    assert stub_source(src) == "    def _backward():\n        raise NotWritten('the backward pass of +')\n    out._backward = _backward"
+    src = (
+        "    def _backward():\n        # stub: raise NotWritten('the backward pass of +')\n"
+        "        ### BEGIN SOLUTION\n"
+        "        self.grad += out.grad\n        ### END SOLUTION\n    out._backward = _backward"
+    )
+    assert (
+        stub_source(src)
+        == "    def _backward():\n        raise NotWritten('the backward pass of +')\n"
+        "    out._backward = _backward"
+    )
 
 
-@pytest.mark.parametrize("bad", [
-    "### BEGIN SOLUTION\nx = 1",
-    "# dZ: described but never assigned\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "### BEGIN SOLUTION\nx = 1",
+        "# dZ: described but never assigned\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION",
+    ],
+)
 def test_stub_source_refuses_malformed_blocks(bad):
     with pytest.raises(ValueError):
         stub_source(bad)
@@ -142,9 +185,10 @@ def test_student_copy_stops_only_where_it_must(makemore_student):
         assert "require(" in src or "step(" in src
 
 
-# ---------------------------------------------------------------- the student copy, filled in by a learner
+# --------------------------------------------------------- the student copy, filled in by a learner
 
-# One line per placeholder, written independently of the solution blocks (in the order the placeholders appear).
+# One line per placeholder, written independently of the solution blocks (in the order the
+# placeholders appear).
 ANSWERS = {
     "dlogprobs": ["-F.one_hot(Yb, num_classes=logprobs.shape[1]).float() / n"],
     "dprobs": ["dlogprobs / probs"],
@@ -172,8 +216,14 @@ ANSWERS = {
     "dbnmeani": ["-dbndiff.sum(0, keepdim=True)"],
     "dhprebn": [
         "dbndiff + dbnmeani.expand_as(hprebn) / n",
-        "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
-        "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+        (
+            "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) "
+            "- n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))"
+        ),
+        (
+            "bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) "
+            "- n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))"
+        ),
     ],
     "dembcat": ["dhprebn @ W1.T"] * 2,
     "dW1": ["embcat.T @ dhprebn"] * 2,
@@ -184,8 +234,11 @@ ANSWERS = {
 STUB = re.compile(r"^(\s*)(\w+) = \.\.\.  # TODO.*$", re.M)
 
 
-def fill(nb: nbformat.NotebookNode, answers: dict[str, list[str]], complete: bool = True) -> nbformat.NotebookNode:
-    """Replace each `X = ...  # TODO` line with the next answer for X; ``complete``: every answer must be used."""
+def fill(
+    nb: nbformat.NotebookNode, answers: dict[str, list[str]], complete: bool = True
+) -> nbformat.NotebookNode:
+    """Replace each `X = ...  # TODO` line with the next answer for X; ``complete``: every answer
+    must be used."""
     left = {k: list(v) for k, v in answers.items()}
 
     def one(m: re.Match) -> str:
@@ -200,15 +253,21 @@ def fill(nb: nbformat.NotebookNode, answers: dict[str, list[str]], complete: boo
 
 @pytest.fixture(scope="module")
 def makemore_filled():
-    nb = fill(nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4), ANSWERS)
+    nb = fill(
+        nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4), ANSWERS
+    )
     return run(nb)
 
 
 def test_filled_student_copy_passes_every_check(makemore_filled):
     assert errors_of(makemore_filled) == []
     lines = [m for cell in makemore_filled.cells for m in LINE.findall(text_of(cell))]
-    assert len(lines) == 28 + 7  # the 28 checks and the 7 parameters of exercise 4's final comparison
-    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [m for m in lines if m[2].strip() != "True"]
+    assert (
+        len(lines) == 28 + 7
+    )  # the 28 checks and the 7 parameters of exercise 4's final comparison
+    assert all(approx.strip() == "True" for _, _, approx, _ in lines), [
+        m for m in lines if m[2].strip() != "True"
+    ]
 
 
 def test_filled_student_copy_trains(makemore_filled):
@@ -225,7 +284,11 @@ def test_a_mistake_fails_exactly_the_affected_checks():
     nb = nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4)
     nb.cells = nb.cells[: _first("# Exercise 2", nb)]  # exercise 1 only
     nb = run(fill(nb, answers, complete=False))
-    verdicts = [(name, approx.strip() == "True") for c in nb.cells for name, _, approx, _ in LINE.findall(text_of(c))]
+    verdicts = [
+        (name, approx.strip() == "True")
+        for c in nb.cells
+        for name, _, approx, _ in LINE.findall(text_of(c))
+    ]
     assert len(verdicts) == 26
     failing = {name for name, ok in verdicts if not ok}
     # bnvar, and what the learner computes from it; the variance path sums to zero over the batch
@@ -234,18 +297,26 @@ def test_a_mistake_fails_exactly_the_affected_checks():
 
 
 def _first(heading: str, nb) -> int:
-    return next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith(heading))
-
-
-
+    return next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and c.source.startswith(heading)
+    )
 
 
 def test_exercise_1_can_be_rerun_after_the_whole_notebook():
-    """Exercises 2-4 keep their names to themselves: after Run All, exercise 1's checks still pass when re-run,
-    and the summary keeps one row per check (exercise 2's `logits (fused)` does not replace exercise 1's `logits`)."""
-    nb = fill(nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4), ANSWERS)
+    """Exercises 2-4 keep their names to themselves: after Run All, exercise 1's checks still pass
+    when re-run, and the summary keeps one row per check (exercise 2's `logits (fused)` does not
+    replace exercise 1's `logits`)."""
+    nb = fill(
+        nbformat.read(ROOT / "notebooks" / "03-makemore-backprop.ipynb", as_version=4), ANSWERS
+    )
     code = {i: c.source for i, c in enumerate(nb.cells) if c.cell_type == "code"}
-    rerun = [i for i, src in code.items() if "cmp('bngain'" in src or "cmp('counts'" in src or "cmp('logits'" in src]
+    rerun = [
+        i
+        for i, src in code.items()
+        if "cmp('bngain'" in src or "cmp('counts'" in src or "cmp('logits'" in src
+    ]
     assert len(rerun) == 3
     (i_summary,) = [i for i, src in code.items() if src.startswith("summary(")]
     shown = run_then_rerun(nb, {**{i: code[i] for i in rerun}, i_summary: "summary()"})

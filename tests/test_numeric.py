@@ -70,7 +70,8 @@ def test_check_numeric_reports_a_failing_function():
 
 
 def test_numeric_agrees_with_autograd_on_the_makemore_loss():
-    """A second, independent confirmation of a gradient: the makemore loss in b2 by central differences."""
+    """A second, independent confirmation of a gradient: the makemore loss in b2 by
+    central differences."""
     from tests import makemore as mm
 
     try:
@@ -92,8 +93,17 @@ def test_check_numeric_on_a_single_number_gives_both_numbers_once():
     x = torch.tensor(0.5, dtype=torch.float64)
     f = lambda x: x**2  # noqa: E731
     res = check_numeric("x", 0.3, f, x, quiet=True)
-    assert res.mistake == "wrong" and res.hint.startswith("your dx is not the gradient (from central difference)"), res.hint
-    assert res.where == "received derivative 0.3 for argument 0, but expected 1 from central difference."
+    assert res.mistake == "wrong" and res.hint.startswith(
+        "your dx is not the gradient (from central difference)"
+    ), res.hint
+    assert (
+        res.where
+        == "received derivative 0.3 for argument 0, but expected 1 from central difference."
+    )
     assert "index" not in res.report() and res.feedback == res.hint
     res = check_numeric("x", 2.0, f, x, quiet=True)
-    assert res.mistake == "scale" and res.where == "received derivative 2 for argument 0, but expected 1 from central difference."
+    assert (
+        res.mistake == "scale"
+        and res.where
+        == "received derivative 2 for argument 0, but expected 1 from central difference."
+    )

@@ -124,8 +124,17 @@ def fresh_results() -> Iterator[None]:
 def namespace(notebook: str, cells: dict[str, list[str]], data: Data) -> dict:
     """The notebook's globals that its functions use, then its definitions executed in them."""
     ns: dict[str, Any] = dict(
-        torch=torch, F=F, math=math, time=time, require=require, seed=SEED,
-        Xtr=data.Xtr, Ytr=data.Ytr, vocab_size=data.vocab_size, block_size=3, batch_size=BATCH,
+        torch=torch,
+        F=F,
+        math=math,
+        time=time,
+        require=require,
+        seed=SEED,
+        Xtr=data.Xtr,
+        Ytr=data.Ytr,
+        vocab_size=data.vocab_size,
+        block_size=3,
+        batch_size=BATCH,
     )
     code = definitions(notebook, cells)
     exec(compile(code, f"<{notebook}: {', '.join(cells)}>", "exec"), ns)
@@ -146,12 +155,15 @@ class Failure:
     def __str__(self) -> str:
         r = self.result
         where = f"; worst: {r.worst.sentence()}" if r.worst is not None else ""
-        return (f"minibatch {self.trial}, {self.name} {self.shape}: {r.mistake}, maxdiff "
-                f"{r.maxdiff!r} (largest |grad| {self.largest:.3g}){where}; hint: {r.hint}")
+        return (
+            f"minibatch {self.trial}, {self.name} {self.shape}: {r.mistake}, maxdiff "
+            f"{r.maxdiff!r} (largest |grad| {self.largest:.3g}){where}; hint: {r.hint}"
+        )
 
 
-def judged(trial: int, pairs: Iterable[tuple[str, torch.Tensor, torch.Tensor]],
-           loss: torch.Tensor) -> list[Failure]:
+def judged(
+    trial: int, pairs: Iterable[tuple[str, torch.Tensor, torch.Tensor]], loss: torch.Tensor
+) -> list[Failure]:
     """``cmp`` each (name, hand-written gradient, parameter) quietly; the failures."""
     failures = []
     for name, grad, p in pairs:
@@ -182,8 +194,12 @@ def trained03(data: Data, steps: int) -> tuple[dict, list[torch.Tensor], torch.G
     return ns, net, g4
 
 
-def last_check03(ns: dict, net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor,
-                 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+def last_check03(
+    ns: dict,
+    net: list[torch.Tensor],
+    Xb: torch.Tensor,
+    Yb: torch.Tensor,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """The notebook's last cell: ``step`` and autograd on one forward pass (grads left in .grad)."""
     for p in net:
         p.grad = None
@@ -205,8 +221,12 @@ def test_notebook03_step_passes_on_every_minibatch(data: Data, steps: int) -> No
     assert_none(failures, TRIALS * len(NET03), f"03 after {steps} steps")
 
 
-def per_position03(ns: dict, net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor,
-                   ) -> torch.Tensor:
+def per_position03(
+    ns: dict,
+    net: list[torch.Tensor],
+    Xb: torch.Tensor,
+    Yb: torch.Tensor,
+) -> torch.Tensor:
     """``demb`` of the solution's step, one row per context position: the same forward pass with
     one row of C per position, so that its scatter-add has nothing to add up."""
     flat = Xb.reshape(-1)
@@ -216,8 +236,9 @@ def per_position03(ns: dict, net: list[torch.Tensor], Xb: torch.Tensor, Yb: torc
     return grads[0].detach()
 
 
-def slips03(ns: dict, net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor,
-            grads: list[torch.Tensor]) -> dict[str, tuple[str, torch.Tensor]]:
+def slips03(
+    ns: dict, net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor, grads: list[torch.Tensor]
+) -> dict[str, tuple[str, torch.Tensor]]:
     """Realistic wrong gradients, from the solution step's outputs and inputs:
     {slip: (parameter, wrong gradient)}."""
     C, W1, b1, W2, b2, bngain, bnbias = (p.detach() for p in net)
@@ -233,12 +254,14 @@ def slips03(ns: dict, net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tenso
     # dhprebn with the mean's 1/n left out: its `dhpreact.sum(0)` (dbnbias) taken n times
     mean = -(n - 1) * bngain * bnvar_inv / n * dbnbias.expand(n, -1)
     demb = per_position03(ns, net, Xb, Yb)
-    assert torch.allclose(torch.zeros_like(C).index_add_(0, Xb.view(-1), demb), dC,
-                          rtol=1e-5, atol=1e-7)  # the per-position rows add up to the step's dC
+    assert torch.allclose(
+        torch.zeros_like(C).index_add_(0, Xb.view(-1), demb), dC, rtol=1e-5, atol=1e-7
+    )  # the per-position rows add up to the step's dC
 
     def into_C(dhprebn_change: torch.Tensor) -> torch.Tensor:
-        return torch.zeros_like(C).index_add_(0, Xb.view(-1),
-                                              (dhprebn_change @ W1.T).view(-1, n_embd))
+        return torch.zeros_like(C).index_add_(
+            0, Xb.view(-1), (dhprebn_change @ W1.T).view(-1, n_embd)
+        )
 
     signed = dW1.clone()
     row = int(dW1.abs().sum(1).argmax())
@@ -290,8 +313,12 @@ def trained04(data: Data, steps: int) -> tuple[dict, dict[str, torch.Tensor], to
     return ns, model, g_train
 
 
-def check04(ns: dict, params: dict[str, torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor,
-            ) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+def check04(
+    ns: dict,
+    params: dict[str, torch.Tensor],
+    Xb: torch.Tensor,
+    Yb: torch.Tensor,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """The notebook's comparison: copies of ``params`` that require grad, ``mlp_forward``,
     autograd's backward from the cross-entropy, then ``mlp_backward`` under ``no_grad``."""
     leaves = {k: p.detach().clone().requires_grad_() for k, p in params.items()}

@@ -27,9 +27,26 @@ from checks.start import MANIFEST, copy_notebooks, forbidden, lab_command, start
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 REPO_URL = PYPROJECT["project"]["urls"]["Repository"]
-GRADE_ONLY = {"checks.grade", "checks.student", "checks.nbrecord", "checks.cluster"}  # [grade], [dask]
-NOT_IN_LEARNER_INSTALL = ["nbformat", "nbval", "pytest", "jupyter_client", "jupyter_core", "IPython",
-                          "ipykernel", "nbclient", "jupyterlab", "numpy", "distributed", "dask"]
+GRADE_ONLY = {
+    "checks.grade",
+    "checks.student",
+    "checks.nbrecord",
+    "checks.cluster",
+}  # [grade], [dask]
+NOT_IN_LEARNER_INSTALL = [
+    "nbformat",
+    "nbval",
+    "pytest",
+    "jupyter_client",
+    "jupyter_core",
+    "IPython",
+    "ipykernel",
+    "nbclient",
+    "jupyterlab",
+    "numpy",
+    "distributed",
+    "dask",
+]
 
 
 def _code(nb: Path) -> list[dict]:
@@ -40,13 +57,15 @@ def _source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-# ---------------------------------------------------------------- what the learner's install imports
+# --------------------------------------------------------------- what the learner's install imports
 
 
 def learner_script(blocked: list[str]) -> str:
     """Import every module but the grader's, then use cmp, hint, summary, start and check, with the
     ``blocked`` packages unimportable (in a venv with the learner's install, nothing is blocked)."""
-    modules = sorted(f"checks.{p.stem}" for p in (ROOT / "checks").glob("*.py") if p.stem != "__init__")
+    modules = sorted(
+        f"checks.{p.stem}" for p in (ROOT / "checks").glob("*.py") if p.stem != "__init__"
+    )
     return textwrap.dedent(f"""
         import sys, tempfile
         for m in {blocked!r}:
@@ -74,8 +93,9 @@ def test_learner_modules_import_without_the_grading_tools():
     """Every module but the grader's imports, and cmp, hint, summary and start work, with none of
     the optional packages importable (not even IPython or numpy)."""
     script = learner_script(NOT_IN_LEARNER_INSTALL)
-    assert_learner_install_works(subprocess.run([sys.executable, "-c", script], capture_output=True,
-                                                text=True, cwd=ROOT))
+    assert_learner_install_works(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    )
     assert GRADE_ONLY <= {f"checks.{p.stem}" for p in (ROOT / "checks").glob("*.py")}
 
 
@@ -96,7 +116,9 @@ def test_extras_split_by_who_installs_them():
 def test_start_copies_then_keeps_the_learners_edits(tmp_path):
     done = copy_notebooks(tmp_path)
     names = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
-    assert [c.action for c in done] == ["copied"] * len(names) and sorted(c.name for c in done) == names
+    assert [c.action for c in done] == ["copied"] * len(names) and sorted(
+        c.name for c in done
+    ) == names
     mine = tmp_path / names[2]
     mine.write_text(mine.read_text().replace("dlogprobs = ...", "dlogprobs = -1.0", 1))
     edited = mine.read_bytes()
@@ -121,7 +143,10 @@ def test_start_updates_only_untouched_copies_when_the_workbook_changes(tmp_path)
     worked = folder / names[1]
     worked.write_text(worked.read_text() + " ")
     done = {c.path.name: c.action for c in copy_notebooks(folder)}
-    assert done[names[0]] == "updated" and (folder / names[0]).read_bytes() == (NOTEBOOKS / names[0]).read_bytes()
+    assert (
+        done[names[0]] == "updated"
+        and (folder / names[0]).read_bytes() == (NOTEBOOKS / names[0]).read_bytes()
+    )
     assert done[names[1]] == "kept" and worked.read_text().endswith(" ")
     new = names[1].replace(".ipynb", "-new.ipynb")
     assert done[new] == "new"  # the newer version, offered beside the learner's work, once
@@ -142,7 +167,10 @@ def test_start_refuses_the_package_and_the_repositorys_generated_folders(tmp_pat
 def test_start_opens_jupyterlab_there_with_allow_root_only_as_root(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     cmd = lab_command(tmp_path, ["--no-browser"])
-    assert cmd[:3] == [sys.executable, "-m", "jupyterlab"] and f"--ServerApp.root_dir={tmp_path}" in cmd
+    assert (
+        cmd[:3] == [sys.executable, "-m", "jupyterlab"]
+        and f"--ServerApp.root_dir={tmp_path}" in cmd
+    )
     assert "--allow-root" in cmd and cmd[-1] == "--no-browser"
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert "--allow-root" not in lab_command(tmp_path, [])
@@ -161,20 +189,34 @@ def test_the_repositorys_tests_never_collect_a_learners_folder():
         copy_notebooks(folder)
         mine = folder / "03-makemore-backprop.ipynb"
         mine.write_text(mine.read_text().replace("dlogprobs = ...", "dlogprobs = 0", 1))
-        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-                              capture_output=True, text=True, cwd=CHECKOUT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+            capture_output=True,
+            text=True,
+            cwd=CHECKOUT,
+        )
         assert proc.returncode == 0, proc.stdout[-2000:]
-        assert "solutions/03-makemore-backprop.ipynb::Cell 0" in proc.stdout  # nbval collects the solutions
+        assert (
+            "solutions/03-makemore-backprop.ipynb::Cell 0" in proc.stdout
+        )  # nbval collects the solutions
         assert folder.name not in proc.stdout
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(tmp_path, monkeypatch, capsys):
+def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
+    tmp_path, monkeypatch, capsys
+):
     import checks.grade
 
-    rows = [{"check": c, "passed": p, "mistake": m, "reason": "", "note": ""}
-            for c, p, m in [("ex1/dY", "true", ""), ("ex1/ds", "false", "sign"), ("ex2/dX", "false", "missing")]]
+    rows = [
+        {"check": c, "passed": p, "mistake": m, "reason": "", "note": ""}
+        for c, p, m in [
+            ("ex1/dY", "true", ""),
+            ("ex1/ds", "false", "sign"),
+            ("ex2/dX", "false", "missing"),
+        ]
+    ]
     monkeypatch.setattr(checks.grade, "is_exercise", lambda path, solutions: True)
     monkeypatch.setattr(checks.grade, "grade", lambda *a, **k: rows)
     monkeypatch.setattr(checks.grade, "isolation", lambda sandbox: None)
@@ -191,7 +233,7 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(tmp_
     assert "checks pass" not in said.out
 
 
-# ---------------------------------------------------------------- Colab: the first code cell, the badge
+# ------------------------------------------------------------ Colab: the first code cell, the badge
 
 
 def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
@@ -204,9 +246,14 @@ def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
     readme = (ROOT / "README.md").read_text()
     for nb in sorted(NOTEBOOKS.glob("*.ipynb")):
         assert _source(_code(nb)[0]) == cell  # the student copies too
-        link = f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{nb.name}"
+        link = (
+            f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{nb.name}"
+        )
         title = json.loads(nb.read_text())["cells"][0]
-        assert f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})" in _source(title)
+        assert (
+            f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
+            in _source(title)
+        )
         assert link in readme
 
 
@@ -230,7 +277,9 @@ def test_the_install_cell_installs_the_package_where_it_is_missing(tmp_path):
         except RuntimeError as e:
             print("error:", e)
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     assert f"['backprop-workbook', 'git+{REPO_URL}']" in out.stdout
     assert "error: could not install backprop-workbook" in out.stdout
@@ -243,8 +292,11 @@ def test_the_install_cell_installs_the_package_where_it_is_missing(tmp_path):
 def dist(tmp_path_factory) -> Path:
     """``python -m build``: an sdist, and a wheel built from it."""
     out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out
 
@@ -255,16 +307,34 @@ def test_sdist_and_wheel_carry_the_package_the_notebooks_and_the_solutions(dist)
     files = set(zipfile.ZipFile(wheel).namelist())
     for nb in NOTEBOOKS.glob("*.ipynb"):
         assert f"checks/workbook/notebooks/{nb.name}" in files
-        assert zipfile.ZipFile(wheel).read(f"checks/workbook/notebooks/{nb.name}") == nb.read_bytes()
-        assert f"checks/workbook/solutions/{nb.name}" in files and f"checks/hints/{nb.stem}.json" in files
+        assert (
+            zipfile.ZipFile(wheel).read(f"checks/workbook/notebooks/{nb.name}") == nb.read_bytes()
+        )
+        assert (
+            f"checks/workbook/solutions/{nb.name}" in files
+            and f"checks/hints/{nb.stem}.json" in files
+        )
     assert {f"checks/{p.name}" for p in (ROOT / "checks").glob("*.py")} <= files
     meta = zipfile.ZipFile(wheel).read(next(f for f in files if f.endswith("/METADATA"))).decode()
-    assert "Requires-Dist: torch\n" in meta and 'Requires-Dist: jupyterlab>=4; extra == "lab"' in meta
-    assert "backprop-workbook = checks.cli:main" in zipfile.ZipFile(wheel).read(
-        next(f for f in files if f.endswith("entry_points.txt"))).decode()
-    sdist = {n.split("/", 1)[1] for n in tarfile.open(next(dist.glob("*.tar.gz"))).getnames() if "/" in n}
-    assert {"pyproject.toml", "notebooks/03-makemore-backprop.ipynb", "solutions/03-makemore-backprop.ipynb",
-            "checks/hints/03-makemore-backprop.json", "data/README.md"} <= sdist
+    assert (
+        "Requires-Dist: torch\n" in meta and 'Requires-Dist: jupyterlab>=4; extra == "lab"' in meta
+    )
+    assert (
+        "backprop-workbook = checks.cli:main"
+        in zipfile.ZipFile(wheel)
+        .read(next(f for f in files if f.endswith("entry_points.txt")))
+        .decode()
+    )
+    sdist = {
+        n.split("/", 1)[1] for n in tarfile.open(next(dist.glob("*.tar.gz"))).getnames() if "/" in n
+    }
+    assert {
+        "pyproject.toml",
+        "notebooks/03-makemore-backprop.ipynb",
+        "solutions/03-makemore-backprop.ipynb",
+        "checks/hints/03-makemore-backprop.json",
+        "data/README.md",
+    } <= sdist
     assert not any(n.startswith(("tests/", "bench/", "data/names.txt")) for n in sdist)
 
 
@@ -280,15 +350,23 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     py, cli = str(bindir / "python"), str(bindir / "backprop-workbook")
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBOOK_", "PYTHON", "JUPYTER"))}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PATH=f"{bindir}{os.pathsep}{env['PATH']}")
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("WORKBOOK_", "PYTHON", "JUPYTER"))
+    }
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        PATH=f"{bindir}{os.pathsep}{env['PATH']}",
+    )
     data = home / ".cache" / "backprop-workbook" / "data"
     data.mkdir(parents=True)  # names.txt as downloaded before (this machine has no way to github)
     (data / "names.txt").write_bytes((ROOT / "data" / "names.txt").read_bytes())
 
     def run(*cmd: str, ok: bool = True, **kw) -> subprocess.CompletedProcess:
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**env, **kw}, cwd=tmp_path)
-        assert not ok or proc.returncode == 0, f"{cmd}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        assert not ok or proc.returncode == 0, (
+            f"{cmd}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
         return proc
 
     def installed() -> set[str]:
@@ -299,7 +377,9 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
     run(*pip, f"torch=={torch.__version__.split('+')[0]}")  # the CPU wheel on this machine's disk
     run(*pip, str(wheel))
     assert not {"pytest", "nbval", "nbformat", "jupyterlab", "ipython"} & installed()
-    where = run(py, "-c", "import checks, checks.paths as p; print(checks.__file__, p.ROOT, p.CHECKOUT)").stdout
+    where = run(
+        py, "-c", "import checks, checks.paths as p; print(checks.__file__, p.ROOT, p.CHECKOUT)"
+    ).stdout
     assert str(venv) in where and where.split()[2] == "None" and str(ROOT) not in where
     assert_learner_install_works(run(py, "-c", learner_script([]), ok=False))
 
@@ -310,29 +390,44 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
     out = run(cli, "start", str(folder), "--no-lab").stdout
     assert "03-makemore-backprop.ipynb" in out and "copied" in out
     nb = folder / "03-makemore-backprop.ipynb"
-    nb.write_text(nb.read_text().replace("dlogprobs = ...", "dlogprobs = torch.zeros_like(logprobs)\\n"
-                                         "dlogprobs[range(n), Yb] = -1.0/n", 1))
+    nb.write_text(
+        nb.read_text().replace(
+            "dlogprobs = ...",
+            "dlogprobs = torch.zeros_like(logprobs)\\ndlogprobs[range(n), Yb] = -1.0/n",
+            1,
+        )
+    )
     execute = textwrap.dedent(f"""
         import nbformat
         from nbclient import NotebookClient
         nb = nbformat.read({str(nb)!r}, as_version=4)
-        NotebookClient(nb, timeout=600, allow_errors=True, resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
+        NotebookClient(nb, timeout=600, allow_errors=True, \
+resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
         nbformat.write(nb, {str(nb)!r})
     """)
     run(py, "-c", execute, WORKBOOK_STEPS="50")
     cells = json.loads(nb.read_text())["cells"]
-    shown = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
-                    for c in cells if c["cell_type"] == "code" for o in c["outputs"])
+    shown = "".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+        for c in cells
+        if c["cell_type"] == "code"
+        for o in c["outputs"]
+    )
     assert "logprobs        | exact: True  | approximate: True" in shown
-    assert "probs           | exact: False | approximate: False" in shown and "not written yet" in shown
+    assert (
+        "probs           | exact: False | approximate: False" in shown
+        and "not written yet" in shown
+    )
     saved = nb.read_bytes()
     again = run(cli, "start", str(folder), "--no-lab").stdout
     assert "03-makemore-backprop.ipynb         kept" in again and nb.read_bytes() == saved
 
     # Colab's way in: without the package, the first cell installs it (here from the wheel's folder)
     run(py, "-m", "pip", "uninstall", "-y", "-q", "backprop-workbook")
-    fresh = nbformat_cells(_source(_code(NOTEBOOKS / "02-tensor-backprop.ipynb")[0]),
-                           "import checks\nprint(checks.__file__)")
+    fresh = nbformat_cells(
+        _source(_code(NOTEBOOKS / "02-tensor-backprop.ipynb")[0]),
+        "import checks\nprint(checks.__file__)",
+    )
     (tmp_path / "colab.ipynb").write_text(json.dumps(fresh))
     run(py, "-c", execute.replace(str(nb), str(tmp_path / "colab.ipynb")), PIP_FIND_LINKS=str(dist))
     ran = json.loads((tmp_path / "colab.ipynb").read_text())["cells"]
@@ -342,9 +437,14 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
     # the instructor's extra: the self-check, from the wheel's own solutions
     run(*pip, f"backprop-workbook[grade] @ {wheel.as_uri()}")
     two = folder / "02-tensor-backprop.ipynb"
-    two.write_text(two.read_text().replace("dY = ...", "dY = dD.clone()", 1))  # the hint's last rung
+    two.write_text(
+        two.read_text().replace("dY = ...", "dY = dD.clone()", 1)
+    )  # the hint's last rung
     checked = run(cli, "check", str(two))
-    assert "✓ ex1/dY" in checked.stdout and "✗ ex1/ds     missing      not written yet" in checked.stdout
+    assert (
+        "✓ ex1/dY" in checked.stdout
+        and "✗ ex1/ds     missing      not written yet" in checked.stdout
+    )
     assert "1 / 22 checks pass" in checked.stdout
     probe = textwrap.dedent("""
         import nbformat, sys
@@ -356,7 +456,8 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
             sys.exit("no sandbox")
         reads = [SOLUTIONS / "03-makemore-backprop.ipynb", NOTEBOOKS / "03-makemore-backprop.ipynb"]
         cells = [nbformat.v4.new_code_cell(f"try:\\n    open({str(p)!r}).read(); r = 'read'\\n"
-                                           "except OSError as e:\\n    r = type(e).__name__\\nraise RuntimeError(r)")
+                                           "except OSError as e:\\n    r = \
+type(e).__name__\\nraise RuntimeError(r)")
                  for p in reads]
         settings = Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap")
         run = run_notebook(nbformat.v4.new_notebook(cells=cells), Path("probe").resolve(), settings,
@@ -366,13 +467,29 @@ def test_the_wheel_alone_in_a_fresh_venv(dist, tmp_path):
     seen = run(py, "-c", probe, ok=False)
     if "no sandbox" not in seen.stderr:  # the wheel's solutions are out of a graded kernel's sight
         assert seen.returncode == 0, seen.stderr
-        assert "{0: 'RuntimeError: FileNotFoundError', 1: 'RuntimeError: read'}" in seen.stdout, seen.stdout
+        assert "{0: 'RuntimeError: FileNotFoundError', 1: 'RuntimeError: read'}" in seen.stdout, (
+            seen.stdout
+        )
 
 
 def nbformat_cells(*sources: str) -> dict:
     """A minimal notebook of code cells (no nbformat needed)."""
-    cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-              "source": s} for i, s in enumerate(sources)]
-    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                        "language": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": f"c{i}",
+            "metadata": {},
+            "outputs": [],
+            "source": s,
+        }
+        for i, s in enumerate(sources)
+    ]
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }

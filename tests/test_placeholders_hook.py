@@ -57,8 +57,10 @@ def test_one_line_naming_the_unwritten_answer(executed, index):
     nb, replies = executed
     error = _error(nb, index)
     name = "dprobs" if index == 3 else "dcounts"
-    line = (f"NotWritten: {name} is still `...`: write it (its cell comes earlier), "
-            "run that cell, then this one again.")
+    line = (
+        f"NotWritten: {name} is still `...`: write it (its cell comes earlier), "
+        "run that cell, then this one again."
+    )
     assert error.traceback == [line]
     assert error.ename == "NotWritten" and error.evalue == line.removeprefix("NotWritten: ")
     reply = replies[index]

@@ -22,8 +22,9 @@ import checks
 from checks import MISTAKES, Result
 
 SETTINGS = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-# A wrong answer that is not a sign flip, a transpose, NaN or a shape error makes cmp look for the loss
-# among all live objects (to find a missing path), about 0.1-0.2 s a call under pytest: fewer examples.
+# A wrong answer that is not a sign flip, a transpose, NaN or a shape error makes cmp look for the
+# loss among all live objects (to find a missing path), about 0.1-0.2 s a call under pytest: fewer
+# examples.
 SLOW_SETTINGS = settings(SETTINGS, max_examples=30)
 RTOL, ATOL = 1e-5, 1e-8  # cmp's defaults (torch.allclose's)
 
@@ -65,15 +66,23 @@ def check(dt, t, name: str = "x") -> Result:
     """``checks.cmp`` as the learner calls it, plus the invariants every result must satisfy."""
     has_grad = isinstance(t, torch.Tensor) and (t.is_leaf or t.retains_grad) and t.grad is not None
     grad_before = t.grad.clone() if has_grad else None
-    dt_before = dt.detach().clone() if isinstance(dt, torch.Tensor) and dt.layout == torch.strided and not dt.is_meta else None
+    dt_before = (
+        dt.detach().clone()
+        if isinstance(dt, torch.Tensor) and dt.layout == torch.strided and not dt.is_meta
+        else None
+    )
     res = checks.cmp(name, dt, t, quiet=True)
     # neither the gradient nor the answer is touched
     if grad_before is not None:
-        assert torch.equal(t.grad, grad_before) or torch.allclose(t.grad, grad_before, rtol=0, atol=0, equal_nan=True)
+        assert torch.equal(t.grad, grad_before) or torch.allclose(
+            t.grad, grad_before, rtol=0, atol=0, equal_nan=True
+        )
     if dt_before is not None:
         same = dt.detach()
-        assert same.shape == dt_before.shape and (torch.equal(same, dt_before) or bool(
-            (same.isnan() & dt_before.isnan() | (same == dt_before)).all()))
+        assert same.shape == dt_before.shape and (
+            torch.equal(same, dt_before)
+            or bool((same.isnan() & dt_before.isnan() | (same == dt_before)).all())
+        )
     assert isinstance(res, Result)
     assert bool(res) is res.ok
     if res.ok:
@@ -92,8 +101,8 @@ def check(dt, t, name: str = "x") -> Result:
 
 
 def numerically_right(dt, e: torch.Tensor) -> bool:
-    """An independent oracle: does ``dt`` hold ``e``'s values in ``e``'s shape, or in that shape without
-    its leading size-1 axes (allclose)?"""
+    """An independent oracle: does ``dt`` hold ``e``'s values in ``e``'s shape, or in that shape
+    without its leading size-1 axes (allclose)?"""
     if dt is None or dt is Ellipsis or isinstance(dt, (str, bytes, dict, set)) or callable(dt):
         return False
     try:
@@ -114,7 +123,9 @@ def numerically_right(dt, e: torch.Tensor) -> bool:
     except Exception:
         return False
     ys, es = tuple(y.shape), tuple(e.shape)
-    k = len(es) - len(ys)  # only leading size-1 axes missing: it broadcasts back exactly (a pass, noted)
+    k = len(es) - len(
+        ys
+    )  # only leading size-1 axes missing: it broadcasts back exactly (a pass, noted)
     if ys != es and not (k > 0 and es[k:] == ys and set(es[:k]) == {1}):
         return False
     return bool(torch.allclose(y.reshape(es), e.double(), rtol=RTOL, atol=ATOL))
@@ -155,7 +166,13 @@ def test_right_answer_passes(e, form):
     assert res.ok, res
     assert res.mistake is None and res.hint is None
     assert res.maxdiff is not None and res.maxdiff <= ATOL + RTOL * float(e.abs().max())
-    if form in ("clone", "non-contiguous view", "transposed memory", "requires_grad leaf", "parameter"):
+    if form in (
+        "clone",
+        "non-contiguous view",
+        "transposed memory",
+        "requires_grad leaf",
+        "parameter",
+    ):
         assert res.exact and res.maxdiff == 0.0, res
 
 
@@ -197,32 +214,83 @@ def _junk_from_e(e: torch.Tensor, seed: int) -> st.SearchStrategy:
     rng = np.random.default_rng(seed)
     other_shape = tuple(int(s) for s in rng.integers(0, 5, size=int(rng.integers(0, 4))))
     items = [
-        e.int(), e.long(), e.bool(), e.half(), e.bfloat16(), e.to(torch.complex64),
-        e[None], e.unsqueeze(-1), e.reshape(-1), e.sum(), e.sum(0) if e.dim() else e, e.sum(-1, keepdim=True) if e.dim() else e,
+        e.int(),
+        e.long(),
+        e.bool(),
+        e.half(),
+        e.bfloat16(),
+        e.to(torch.complex64),
+        e[None],
+        e.unsqueeze(-1),
+        e.reshape(-1),
+        e.sum(),
+        e.sum(0) if e.dim() else e,
+        e.sum(-1, keepdim=True) if e.dim() else e,
         e.T.clone() if e.dim() == 2 else e.mT if e.dim() > 2 else -e,
         e.to_sparse() if e.dim() else e.clone(),
-        torch.empty(0), torch.empty(0, dtype=e.dtype), torch.empty((*e.shape, 0), dtype=e.dtype),
-        torch.randn(other_shape, generator=g), torch.randint(0, 2, other_shape, generator=g).bool(),
-        torch.randint(-5, 5, other_shape, generator=g), torch.full_like(e, math.nan), torch.full_like(e, math.inf),
-        torch.full_like(e, -math.inf), torch.randn(e.shape, generator=g, dtype=e.dtype).requires_grad_(True),
-        torch.empty(e.shape, device="meta"), torch.randn(e.shape, generator=g, dtype=e.dtype) + 1j,
-        rng.standard_normal(other_shape), rng.integers(-3, 3, size=other_shape), rng.standard_normal(other_shape) > 0,
-        rng.standard_normal((*e.shape, 2)).astype(np.float32), np.array(["a", "b"]), np.array([object(), 1], dtype=object),
+        torch.empty(0),
+        torch.empty(0, dtype=e.dtype),
+        torch.empty((*e.shape, 0), dtype=e.dtype),
+        torch.randn(other_shape, generator=g),
+        torch.randint(0, 2, other_shape, generator=g).bool(),
+        torch.randint(-5, 5, other_shape, generator=g),
+        torch.full_like(e, math.nan),
+        torch.full_like(e, math.inf),
+        torch.full_like(e, -math.inf),
+        torch.randn(e.shape, generator=g, dtype=e.dtype).requires_grad_(True),
+        torch.empty(e.shape, device="meta"),
+        torch.randn(e.shape, generator=g, dtype=e.dtype) + 1j,
+        rng.standard_normal(other_shape),
+        rng.integers(-3, 3, size=other_shape),
+        rng.standard_normal(other_shape) > 0,
+        rng.standard_normal((*e.shape, 2)).astype(np.float32),
+        np.array(["a", "b"]),
+        np.array([object(), 1], dtype=object),
         np.zeros(3, dtype=[("a", "f8"), ("b", "i4")]),
-        np.float32(1.5), np.int64(2), np.array(0.0), np.datetime64("2024-01-01"),
-        e.tolist() if e.dim() else [e.item()], [e, e] if e.dim() else [e], [e, e.sum()],
-        str(e), repr(e).encode(), {"x": e}, {1, 2}, (e,), lambda: e, torch.Size(e.shape), _Hostile(), object(), 10**40, -(10**40),
-        range(e.numel()), iter([1.0, 2.0]), complex(1, 2), [1 + 2j], e.numpy() + 0.0,
+        np.float32(1.5),
+        np.int64(2),
+        np.array(0.0),
+        np.datetime64("2024-01-01"),
+        e.tolist() if e.dim() else [e.item()],
+        [e, e] if e.dim() else [e],
+        [e, e.sum()],
+        str(e),
+        repr(e).encode(),
+        {"x": e},
+        {1, 2},
+        (e,),
+        lambda: e,
+        torch.Size(e.shape),
+        _Hostile(),
+        object(),
+        10**40,
+        -(10**40),
+        range(e.numel()),
+        iter([1.0, 2.0]),
+        complex(1, 2),
+        [1 + 2j],
+        e.numpy() + 0.0,
     ]
     return st.sampled_from(items)
 
 
 junk_scalars = st.one_of(
-    st.none(), st.just(Ellipsis), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=8), st.binary(max_size=8), st.complex_numbers(max_magnitude=1e6),
+    st.none(),
+    st.just(Ellipsis),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.binary(max_size=8),
+    st.complex_numbers(max_magnitude=1e6),
 )
 ragged = st.recursive(
-    st.one_of(st.integers(-5, 5), st.floats(allow_nan=True, allow_infinity=True, width=32), st.none(), st.text(max_size=2)),
+    st.one_of(
+        st.integers(-5, 5),
+        st.floats(allow_nan=True, allow_infinity=True, width=32),
+        st.none(),
+        st.text(max_size=2),
+    ),
     lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner),
     max_leaves=12,
 )
@@ -244,7 +312,8 @@ def test_junk_never_raises_and_fails_unless_right(e, seed, data):
 
 
 def test_complex_numpy_is_refused_like_complex_tensor():
-    # a plain test, not a hypothesis one: a failing hypothesis test (even an expected one) writes a patch file
+    # a plain test, not a hypothesis one: a failing hypothesis test (even an expected one) writes a
+    # patch file
     for seed, shape in enumerate([(), (3,), (2, 5)]):
         e = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
         t = leaf_with_grad(e)
@@ -298,7 +367,8 @@ def test_sign(e):
 def test_scale(e, k):
     assume(significant(e))
     res = check(e * k, leaf_with_grad(e))
-    # a single number is always some multiple of the right one: only a simple factor (here no batch size is known) is named
+    # a single number is always some multiple of the right one: only a simple factor (here no batch
+    # size is known) is named
     simple = e.numel() > 1 or k in (2.0, 3.0, 0.5, -2.0)
     assert res.mistake == ("scale" if simple else "wrong"), res
 
@@ -320,7 +390,10 @@ def test_transpose(rows, cols, data):
     e = data.draw(gradients(shape=st.just((rows, cols))))
     assume(significant(e) and e.numel() > 1)
     if rows == cols:  # a square e: only when e.T differs from e and from -e
-        assume(not torch.allclose(e.T, e, rtol=RTOL, atol=ATOL) and not torch.allclose(-e.T, e, rtol=RTOL, atol=ATOL))
+        assume(
+            not torch.allclose(e.T, e, rtol=RTOL, atol=ATOL)
+            and not torch.allclose(-e.T, e, rtol=RTOL, atol=ATOL)
+        )
     res = check(e.T, leaf_with_grad(e))
     assert res.mistake == "transpose", res
 
@@ -339,7 +412,12 @@ def test_dropped_keepdim(base, data):
 
 
 @SETTINGS
-@given(base=st.lists(dims, max_size=2).map(tuple), m=st.integers(2, 12), leading=st.booleans(), data=st.data())
+@given(
+    base=st.lists(dims, max_size=2).map(tuple),
+    m=st.integers(2, 12),
+    leading=st.booleans(),
+    data=st.data(),
+)
 def test_broadcast_needs_sum(base, m, leading, data):
     if leading:  # the answer has an extra leading axis of size m
         e = data.draw(gradients(shape=st.just(base)), label="e")
@@ -364,10 +442,18 @@ def test_nan(e, seed, bad):
 
 
 @SETTINGS
-@given(e=gradients(kinds=("normal", "zeros")), view=st.sampled_from(["itself", "detach", "view", "slice"]))
+@given(
+    e=gradients(kinds=("normal", "zeros")),
+    view=st.sampled_from(["itself", "detach", "view", "slice"]),
+)
 def test_autograd_grad(e, view):
     t = leaf_with_grad(e)
-    dt = {"itself": t.grad, "detach": t.grad.detach(), "view": t.grad.view(e.shape), "slice": t.grad[...]}[view]
+    dt = {
+        "itself": t.grad,
+        "detach": t.grad.detach(),
+        "view": t.grad.view(e.shape),
+        "slice": t.grad[...],
+    }[view]
     res = check(dt, t)
     assert res.mistake == "autograd-grad", res
 
@@ -382,7 +468,7 @@ def test_unrelated_tensor_is_flagged(e, seed):
     assert not res.ok and res.mistake is not None, res
 
 
-# ---------------------------------------------------------------- what is printed agrees with the verdict
+# ---------------------------------------------------------- what is printed agrees with the verdict
 
 
 @settings(SETTINGS, max_examples=40)
@@ -425,26 +511,42 @@ def test_worst_element_pointer(e, seed, sign):
         assert f"{float(dt[index]):.6g}" in (res.where or res.hint), res
 
 
-# ---------------------------------------------------------------- shape hints name only axes that exist
+# ------------------------------------------------------------ shape hints name only axes that exist
 
 _AXES = re.compile(r"\baxis (\d+)|\baxes ([\d, ]+)|\.sum\((\d+)|\.sum\(\(([\d, ]+)\)")
 
 
 def _axes_named(hint: str) -> list[int]:
-    return [int(a) for groups in _AXES.findall(hint) for g in groups if g for a in g.replace(",", " ").split()]
+    return [
+        int(a)
+        for groups in _AXES.findall(hint)
+        for g in groups
+        if g
+        for a in g.replace(",", " ").split()
+    ]
 
 
 @SETTINGS
-@given(es=st.tuples(dims, dims), other=st.tuples(dims, dims), transposed=st.booleans(),
-       factor=st.sampled_from([1.0, 32.0, -0.5, None]), seed=seeds)
+@given(
+    es=st.tuples(dims, dims),
+    other=st.tuples(dims, dims),
+    transposed=st.booleans(),
+    factor=st.sampled_from([1.0, 32.0, -0.5, None]),
+    seed=seeds,
+)
 def test_2d_shape_mismatches_name_no_axis_beyond_the_second(es, other, transposed, factor, seed):
-    """A (2, 4) answer for a (4, 2) tensor, and any other 2-D mismatch: every axis named is 0 or 1."""
+    """A (2, 4) answer for a (4, 2) tensor, and any other 2-D mismatch: every axis named
+    is 0 or 1."""
     ys = es[::-1] if transposed else other
     assume(ys != es)
     g = torch.Generator().manual_seed(seed)
     e = torch.randn(es, generator=g, dtype=torch.float64)
     # the transposed gradient times a factor (None: unrelated values of that shape)
-    dt = (e * factor).T.contiguous() if transposed and factor is not None else torch.randn(ys, generator=g, dtype=torch.float64)
+    dt = (
+        (e * factor).T.contiguous()
+        if transposed and factor is not None
+        else torch.randn(ys, generator=g, dtype=torch.float64)
+    )
     res = check(dt, leaf_with_grad(e))
     assert res.mistake in ("shape", "transpose"), res
     assert all(a < 2 for a in _axes_named(res.hint)), res.hint
@@ -457,5 +559,9 @@ def test_transposed_shape_with_wrong_values_is_said_plainly():
     e = torch.randn(4, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     res = checks.cmp("W3 (tanh)", (e * 32).T.contiguous(), leaf_with_grad(e), n=32, quiet=True)
     assert res.mistake == "shape", res
-    assert res.hint.startswith("your dW3 has shape (2, 4) but W3 has shape (4, 2): that is its shape transposed")
-    assert "32 times the gradient, and 32 is the batch size n" in res.hint and "axis 2" not in res.hint
+    assert res.hint.startswith(
+        "your dW3 has shape (2, 4) but W3 has shape (4, 2): that is its shape transposed"
+    )
+    assert (
+        "32 times the gradient, and 32 is the batch size n" in res.hint and "axis 2" not in res.hint
+    )

@@ -18,8 +18,10 @@ def readme_commands() -> list[str]:
 def test_readme_has_the_two_setup_commands():
     cmds = readme_commands()
     assert len(cmds) == 2
-    assert cmds == ['python -m pip install -e ".[lab]" && backprop-workbook start',
-                    'python -m pip install -e ".[dev]" && python -m pytest']
+    assert cmds == [
+        'python -m pip install -e ".[lab]" && backprop-workbook start',
+        'python -m pip install -e ".[dev]" && python -m pytest',
+    ]
 
 
 def test_ci_runs_the_readme_test_command():
@@ -31,7 +33,9 @@ def test_ci_runs_the_readme_test_command():
 def test_readme_mistake_table_is_the_vocabulary():
     from checks import MISTAKES
 
-    text = (ROOT / "README.md").read_text().split("### The mistakes it names", 1)[1].split("\n#", 1)[0]
+    text = (
+        (ROOT / "README.md").read_text().split("### The mistakes it names", 1)[1].split("\n#", 1)[0]
+    )
     listed = re.findall(r"^\| `([a-z-]+)` \|", text, re.M)
     assert listed[1:] == list(MISTAKES) and listed[0] == "mistake"
 

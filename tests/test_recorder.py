@@ -59,7 +59,9 @@ def test_settle_puts_the_imports_out_of_the_scan():
     assert out.strip() == "ok"
 
 
-@pytest.mark.parametrize("hide", ["gc.freeze()", "gc.unfreeze(); gc.freeze()", "gc.collect(); gc.freeze()"])
+@pytest.mark.parametrize(
+    "hide", ["gc.freeze()", "gc.unfreeze(); gc.freeze()", "gc.collect(); gc.freeze()"]
+)
 def test_a_notebook_that_freezes_its_tensors_cannot_keep_their_gradients(hide):
     """The notebook freezes after its tensors exist: autograd fills them in later, and the wipe
     before the next answer cell (and the check after it) still finds every one."""

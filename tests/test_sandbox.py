@@ -22,28 +22,37 @@ pytestmark = pytest.mark.skipif(not bwrap(), reason="bubblewrap cannot make a sa
 def said(cells: list[str], tmp_path: Path) -> dict[int, str]:
     """Run ``cells`` in the sandbox; each cell reports by raising RuntimeError(text)."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap"))
+    run = run_notebook(
+        nb, tmp_path / "run", Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap")
+    )
     return {i: e.removeprefix("RuntimeError: ") for i, e in run.cell_errors.items()}
 
 
 def attempt(code: str) -> str:
     """A cell that runs ``code`` and reports 'done' or the exception's type."""
     body = "\n".join("    " + line for line in code.split("\n"))
-    return f"try:\n{body}\n    r = 'done'\nexcept Exception as e:\n    r = type(e).__name__\nraise RuntimeError(r)"
+    return (
+        f"try:\n{body}\n    r = 'done'\n"
+        "except Exception as e:\n    r = type(e).__name__\nraise RuntimeError(r)"
+    )
 
 
 def test_it_sees_checks_and_data_but_not_the_solutions_or_home(tmp_path):
     home = Path.home()
     secret = tmp_path / "secret.txt"
     secret.write_text("the answers")
-    out = said([
-        "import os\nraise RuntimeError(str(sorted(os.listdir(" + repr(str(ROOT)) + "))))",
-        attempt(f"open({str(ROOT / 'solutions' / '03-makemore-backprop.ipynb')!r}).read()"),
-        attempt(f"open({str(secret)!r}).read()"),
-        f"raise RuntimeError(str(sorted(os.listdir({str(home)!r})) if os.path.isdir({str(home)!r}) else []))",
-        attempt("import checks, torch\nchecks.load_names()"),
-        "raise RuntimeError(os.getcwd() + ' ' + os.environ['HOME'])",
-    ], tmp_path)
+    out = said(
+        [
+            "import os\nraise RuntimeError(str(sorted(os.listdir(" + repr(str(ROOT)) + "))))",
+            attempt(f"open({str(ROOT / 'solutions' / '03-makemore-backprop.ipynb')!r}).read()"),
+            attempt(f"open({str(secret)!r}).read()"),
+            f"raise RuntimeError(str(sorted(os.listdir({str(home)!r})) "
+            f"if os.path.isdir({str(home)!r}) else []))",
+            attempt("import checks, torch\nchecks.load_names()"),
+            "raise RuntimeError(os.getcwd() + ' ' + os.environ['HOME'])",
+        ],
+        tmp_path,
+    )
     assert out[0] == "['checks', 'data']"
     assert out[1] == "FileNotFoundError" and out[2] == "FileNotFoundError"
     readable = [str(p) for p in sandbox_readable()]
@@ -57,13 +66,16 @@ def test_it_sees_checks_and_data_but_not_the_solutions_or_home(tmp_path):
 def test_it_writes_only_its_scratch_folder_and_has_no_network(tmp_path):
     target = ROOT / "checks" / f"pwned-{uuid.uuid4().hex}.txt"
     mine = tmp_path / "outside.txt"
-    out = said([
-        attempt(f"open({str(target)!r}, 'w').write('x')"),
-        attempt(f"open({str(mine)!r}, 'w').write('x')"),
-        attempt("open('mine.txt', 'w').write('x')\nopen('/tmp/mine.txt', 'w').write('x')"),
-        attempt("import socket\nsocket.create_connection(('pypi.org', 443), timeout=5)"),
-        attempt("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=5)"),
-    ], tmp_path)
+    out = said(
+        [
+            attempt(f"open({str(target)!r}, 'w').write('x')"),
+            attempt(f"open({str(mine)!r}, 'w').write('x')"),
+            attempt("open('mine.txt', 'w').write('x')\nopen('/tmp/mine.txt', 'w').write('x')"),
+            attempt("import socket\nsocket.create_connection(('pypi.org', 443), timeout=5)"),
+            attempt("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=5)"),
+        ],
+        tmp_path,
+    )
     assert out[0] == "OSError" and not target.exists()  # read-only
     assert out[1] in ("FileNotFoundError", "OSError") and not mine.exists()
     assert out[2] == "done"
@@ -104,10 +116,21 @@ def test_the_hint_ladders_are_hidden_from_a_graded_kernel(tmp_path):
 
     hidden = Grader(tmp_path / "out", Settings()).hidden
     assert HINTS in hidden
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        attempt(f"open({str(HINTS / '03-makemore-backprop.json')!r}).read()")),
-        nbformat.v4.new_code_cell(attempt("from checks import hint\nassert 'no hint' in str(hint('counts'))"))])
-    run = run_notebook(nb, tmp_path / "run", Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap"),
-                       hidden)
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                attempt(f"open({str(HINTS / '03-makemore-backprop.json')!r}).read()")
+            ),
+            nbformat.v4.new_code_cell(
+                attempt("from checks import hint\nassert 'no hint' in str(hint('counts'))")
+            ),
+        ]
+    )
+    run = run_notebook(
+        nb,
+        tmp_path / "run",
+        Settings(cell_timeout=30, notebook_timeout=120, sandbox="bwrap"),
+        hidden,
+    )
     said = {i: e.removeprefix("RuntimeError: ") for i, e in run.cell_errors.items()}
     assert said == {0: "FileNotFoundError", 1: "done"}, said

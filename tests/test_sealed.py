@@ -31,8 +31,11 @@ from tests import test_notebook_01 as t1
 from tests.test_grade import NAME, STUDENT, cell_with, filled, prepend
 from tests.test_notebooks import ANSWERS, fill
 
-pytestmark = pytest.mark.skipif(bwrap() is None, reason="no bubblewrap sandbox here: learner code "
-                                "would run as the user (and the write attacks hit the repository)")
+pytestmark = pytest.mark.skipif(
+    bwrap() is None,
+    reason="no bubblewrap sandbox here: learner code "
+    "would run as the user (and the write attacks hit the repository)",
+)
 
 SETTINGS = Settings(seed=987654, batch=20, steps=20, cell_timeout=30, notebook_timeout=400, jobs=2)
 NB01 = "01-scalar-autograd.ipynb"
@@ -42,10 +45,19 @@ POPEN_MARK, DAEMON_MARK = MARK + "-popen", MARK + "-daemon"
 WATCHED = ("checks", "solutions", "notebooks")  # the repository's folders no learner may change
 
 # the learners who write nothing by hand; the honest ones (one in place over earlier answers)
-ATTACKERS = ["att01-recorder-hijack", "att02-grading-notebook", "att03-reference-cache",
-             "att04-solutions", "att05-writes", "att06-detached-children", "att07-literals",
-             "att08a-backward-again", "att08b-autograd-grad-helper", "att08c-autograd-unseen",
-             "att08d-autograd-original"]
+ATTACKERS = [
+    "att01-recorder-hijack",
+    "att02-grading-notebook",
+    "att03-reference-cache",
+    "att04-solutions",
+    "att05-writes",
+    "att06-detached-children",
+    "att07-literals",
+    "att08a-backward-again",
+    "att08b-autograd-grad-helper",
+    "att08c-autograd-unseen",
+    "att08d-autograd-original",
+]
 HONEST = ["aaron-honest", "zelda-honest", "att10-in-place"]
 
 
@@ -61,25 +73,28 @@ def forward_again(nb, backward: str) -> str:
     return cell_with(nb, "logprobs = probs.log()").source.replace("loss.backward()", backward)
 
 
-HIDDEN_AUTOGRAD = '''
+HIDDEN_AUTOGRAD = """
 import checks.recorder as _r
 _quiet = _r.emit
 _r.emit = lambda kind, **c: None if kind == "autograd" else _quiet(kind, **c)
 _r.check_grads = lambda scope: None
 _ag = getattr(torch.autograd, "gr" + "ad")
-'''
-ORIGINAL_AUTOGRAD = '''
+"""
+ORIGINAL_AUTOGRAD = """
 import checks.recorder as _r
 _ag = _r._ORIGINAL["torch.autograd.grad"]
-'''
+"""
 
 
 def with_hidden_autograd(code: str) -> nbformat.NotebookNode:
     """Autograd through a name the source check does not know, with the run-time watch switched
     off (``code`` sets ``_ag``) in the first answer cell."""
     nb = blank()
-    setup = forward_again(nb, "") + code + (
-        "\ndef _of(x):\n    return _ag(loss, [x], retain_graph=True)[0]\n")
+    setup = (
+        forward_again(nb, "")
+        + code
+        + ("\ndef _of(x):\n    return _ag(loss, [x], retain_graph=True)[0]\n")
+    )
     attacks.fill_top_level(nb, lambda name, k: f"_of({name[1:]})")
     return attacks.prepend_to_first_answer(nb, setup)
 
@@ -90,8 +105,10 @@ def with_autograd(helper: bool) -> nbformat.NotebookNode:
     ``torch.autograd.grad`` in a function that the first answer cell defines."""
     nb = blank()
     if helper:
-        helper_code = ("\n\ndef _autograd_of(x):\n"
-                       "    return torch.autograd.grad(loss, [x], retain_graph=True)[0]\n")
+        helper_code = (
+            "\n\ndef _autograd_of(x):\n"
+            "    return torch.autograd.grad(loss, [x], retain_graph=True)[0]\n"
+        )
         setup = forward_again(nb, "") + helper_code
         attacks.fill_top_level(nb, lambda name, k: f"_autograd_of({name[1:]})")
     else:
@@ -104,25 +121,50 @@ def with_autograd(helper: bool) -> nbformat.NotebookNode:
     return attacks.prepend_to_first_answer(nb, setup)
 
 
-NB01_LITERAL = ["ex1/dd", "ex1/de", "ex1/dc", "ex1/da", "ex1/db", "ex1/df",
-                "ex2/dy", "ex2/du", "ex2/dx", "ex2/da", "ex2/da#2"]
+NB01_LITERAL = [
+    "ex1/dd",
+    "ex1/de",
+    "ex1/dc",
+    "ex1/da",
+    "ex1/db",
+    "ex1/df",
+    "ex2/dy",
+    "ex2/du",
+    "ex2/dx",
+    "ex2/da",
+    "ex2/da#2",
+]
 
 
 def nb01_literals() -> nbformat.NotebookNode:
     """Notebook 01 filled in, with the numbers of its default inputs for sections 1 and 2."""
     y = math.tanh(1.5 * 0.5)
-    numbers = {"dd": [-2.0], "de": [-2.0], "dc": [-2.0], "da": [6.0, -1.0, 6.0], "db": [-4.0],
-               "df": [4.0], "dy": [2 * y], "du": [2 * y * (1 - y**2)], "dx": [3 * y * (1 - y**2)]}
+    numbers = {
+        "dd": [-2.0],
+        "de": [-2.0],
+        "dc": [-2.0],
+        "da": [6.0, -1.0, 6.0],
+        "db": [-4.0],
+        "df": [4.0],
+        "dy": [2 * y],
+        "du": [2 * y * (1 - y**2)],
+        "dx": [3 * y * (1 - y**2)],
+    }
     answers = {**t1.ANSWERS, **{k: [repr(x) for x in v] for k, v in numbers.items()}}
     return t1.fill_value_class(fill(t1.read("notebooks"), answers))
 
 
 def created(out: Path) -> list[str]:
     """The files the write attack tries to create."""
-    paths = [HOME / f"{MARK}.txt", ROOT / "checks" / f"{MARK}.py",
-             ROOT / "checks" / "__pycache__" / f"{MARK}.pyc", ROOT / "data" / f"{MARK}.txt",
-             Path(site.getsitepackages()[0]) / f"{MARK}.pth", out / ".done" / f"{MARK}.json",
-             Path("/tmp") / f"{MARK}.txt"]
+    paths = [
+        HOME / f"{MARK}.txt",
+        ROOT / "checks" / f"{MARK}.py",
+        ROOT / "checks" / "__pycache__" / f"{MARK}.pyc",
+        ROOT / "data" / f"{MARK}.txt",
+        Path(site.getsitepackages()[0]) / f"{MARK}.pth",
+        out / ".done" / f"{MARK}.json",
+        Path("/tmp") / f"{MARK}.txt",
+    ]
     return list(map(str, paths))
 
 
@@ -142,14 +184,26 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
     first = attacks.prepend_to_first_answer
     save("aaron-honest", filled())
     save("att01-recorder-hijack", first(blank(), attacks.HIJACK))
-    save("att02-grading-notebook", first(attacks.guard_every_answer_cell(blank()),
-                                         attacks.read_grading_notebook(str(out))))
-    save("att03-reference-cache", first(attacks.guard_every_answer_cell(blank()),
-                                        attacks.read_reference_cache(str(out))))
-    save("att04-solutions", first(attacks.guard_every_answer_cell(blank()),
-                                  attacks.read_solutions(str(ROOT))))
-    targets = [ROOT / "solutions" / NAME, ROOT / "checks" / "compare.py", ROOT / "notebooks" / NAME,
-               *reference_files, out / "grades.csv", out / "totals.csv"]
+    save(
+        "att02-grading-notebook",
+        first(attacks.guard_every_answer_cell(blank()), attacks.read_grading_notebook(str(out))),
+    )
+    save(
+        "att03-reference-cache",
+        first(attacks.guard_every_answer_cell(blank()), attacks.read_reference_cache(str(out))),
+    )
+    save(
+        "att04-solutions",
+        first(attacks.guard_every_answer_cell(blank()), attacks.read_solutions(str(ROOT))),
+    )
+    targets = [
+        ROOT / "solutions" / NAME,
+        ROOT / "checks" / "compare.py",
+        ROOT / "notebooks" / NAME,
+        *reference_files,
+        out / "grades.csv",
+        out / "totals.csv",
+    ]
     writes = attacks.write_everything(list(map(str, targets)), created(out), MARK)
     save("att05-writes", first(blank(), writes))
     places = list(map(str, marker_folders(out)))
@@ -166,13 +220,18 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
     a = ANSWERS
     stash = filled(dlogits=[a["dlogits"][0], "_kept", a["dlogits"][2]])
     save("att09-stash", prepend(stash, "cmp('h'", "_kept = dlogits.clone()  # just handed in"))
-    save("att10-in-place", filled(  # right answers, computed in place in the answer before
-        dlogits=["dnorm_logits\ndlogits += (logits == logit_maxes).float() * dlogit_maxes",
-                 *a["dlogits"][1:]],
-        dhpreact=["dh\ndhpreact *= 1 - h**2", a["dhpreact"][1]],
-        dbndiff=["dbnraw\ndbndiff *= bnvar_inv\ndbndiff += 2 * bndiff * dbndiff2"],
-        dhprebn=["dbndiff\ndhprebn += dbnmeani / n", *a["dhprebn"][1:]],
-    ))
+    save(
+        "att10-in-place",
+        filled(  # right answers, computed in place in the answer before
+            dlogits=[
+                "dnorm_logits\ndlogits += (logits == logit_maxes).float() * dlogit_maxes",
+                *a["dlogits"][1:],
+            ],
+            dhpreact=["dh\ndhpreact *= 1 - h**2", a["dhpreact"][1]],
+            dbndiff=["dbnraw\ndbndiff *= bnvar_inv\ndbndiff += 2 * bndiff * dbndiff2"],
+            dhprebn=["dbndiff\ndhprebn += dbnmeani / n", *a["dhprebn"][1:]],
+        ),
+    )
     save("att11-nb01-literals", nb01_literals(), NB01)
     save("zelda-honest", filled())
     return subs
@@ -182,8 +241,9 @@ def fingerprint(out: Path) -> dict[str, str]:
     """sha256 of every file the learners must not change (compiled bytecode aside)."""
     files = [p for d in WATCHED for p in (ROOT / d).rglob("*") if "__pycache__" not in p.parts]
     files += list((out / ".reference").rglob("*"))
-    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(files) if p.is_file()}
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files) if p.is_file()
+    }
 
 
 def marked_processes() -> dict[int, str]:
@@ -238,8 +298,19 @@ def sealed(tmp_path_factory):
         totals = list(csv.DictReader(f))
     with open(out / "grades.csv") as f:
         table = list(csv.DictReader(f))
-    yield SimpleNamespace(subs=subs, out=out, rows=rows, log=log, seconds=seconds, seen=seen,
-                          alive=alive, left=left, changed=changed, totals=totals, table=table)
+    yield SimpleNamespace(
+        subs=subs,
+        out=out,
+        rows=rows,
+        log=log,
+        seconds=seconds,
+        seen=seen,
+        alive=alive,
+        left=left,
+        changed=changed,
+        totals=totals,
+        table=table,
+    )
     _clean_up(alive, left, changed)
 
 
@@ -260,19 +331,26 @@ def _clean_up(alive: dict[int, str], left: list[Path], changed: list[str]) -> No
 
 
 def rows_of(sealed, sub: str, notebook: str = NAME) -> dict[str, dict]:
-    return {r["check"]: r for r in sealed.rows
-            if r["submission"] == sub and r["notebook"] == notebook}
+    return {
+        r["check"]: r for r in sealed.rows if r["submission"] == sub and r["notebook"] == notebook
+    }
 
 
 def passed(rows: dict[str, dict]) -> dict[str, str]:
     """The checks that passed, with what the grader said (for the assertion message)."""
-    return {c: f"{r['mistake']} {r['reason']} {r['note']}".strip()
-            for c, r in rows.items() if r["passed"] == "true"}
+    return {
+        c: f"{r['mistake']} {r['reason']} {r['note']}".strip()
+        for c, r in rows.items()
+        if r["passed"] == "true"
+    }
 
 
 def not_passed(rows: dict[str, dict]) -> dict[str, str]:
-    return {c: f"{r['mistake']}: {r['reason']} {r['note']}".strip()
-            for c, r in rows.items() if r["passed"] != "true"}
+    return {
+        c: f"{r['mistake']}: {r['reason']} {r['note']}".strip()
+        for c, r in rows.items()
+        if r["passed"] != "true"
+    }
 
 
 # ---------------------------------------------------------------- the tests
@@ -311,8 +389,11 @@ def test_reading_the_grading_notebook_finds_no_solution(sealed):
     mine = rows_of(sealed, "att02-grading-notebook")
     assert not passed(mine), passed(mine)
     assert {r["mistake"] for r in mine.values()} == {"missing"}, not_passed(mine)
-    raised = {c: f"{r['reason']} {r['note']}" for c, r in mine.items()
-              if "also raised" in r["note"] or "Error" in r["reason"]}  # (step() raises NotWritten)
+    raised = {
+        c: f"{r['reason']} {r['note']}"
+        for c, r in mine.items()
+        if "also raised" in r["note"] or "Error" in r["reason"]
+    }  # (step() raises NotWritten)
     assert not raised, raised  # the search ran in its try: no error left the cell
 
 
@@ -378,10 +459,13 @@ def test_autograd_answers_are_not_credited(sealed, sub):
     """8. A right value from autograd is a row for review; a copy of ``X.grad`` fails as such."""
     mine = rows_of(sealed, sub)
     assert not passed(mine), passed(mine)
-    unmarked = {c: f"{r['mistake']}: {r['reason']} {r['note']}" for c, r in mine.items()
-                if not c.startswith("ex4/")  # every answer outside step() came from autograd
-                and not (r["mistake"] == "review" and r["note"] == "the value matches")
-                and not (r["mistake"] == "autograd-grad" and "autograd" in r["reason"])}
+    unmarked = {
+        c: f"{r['mistake']}: {r['reason']} {r['note']}"
+        for c, r in mine.items()
+        if not c.startswith("ex4/")  # every answer outside step() came from autograd
+        and not (r["mistake"] == "review" and r["note"] == "the value matches")
+        and not (r["mistake"] == "autograd-grad" and "autograd" in r["reason"])
+    }
     assert not unmarked, unmarked
 
 
@@ -392,15 +476,19 @@ def test_autograd_behind_a_switched_off_watch_is_for_review(sealed, sub):
     mine = rows_of(sealed, sub)
     assert not passed(mine), passed(mine)
     reviewed = {c for c, r in mine.items() if r["mistake"] == "review"}
-    assert reviewed and all("reaches around what the grader can read" in mine[c]["reason"]
-                            for c in reviewed), not_passed(mine)
+    assert reviewed and all(
+        "reaches around what the grader can read" in mine[c]["reason"] for c in reviewed
+    ), not_passed(mine)
     assert {c for c, r in mine.items() if r["note"] == "the value matches"} <= reviewed
 
 
 def test_the_out_folder_keeps_no_solution(sealed):
     """The reference run's notebook holds the solutions: it is not left in the out folder."""
-    found = [p for p in sealed.out.rglob("*") if p.is_file() and p.suffix != ".pt"
-             and b"### BEGIN SOLUTION" in p.read_bytes()]
+    found = [
+        p
+        for p in sealed.out.rglob("*")
+        if p.is_file() and p.suffix != ".pt" and b"### BEGIN SOLUTION" in p.read_bytes()
+    ]
     assert not found, found
     assert not list((sealed.out / ".work").glob("reference-*"))
 
@@ -435,8 +523,18 @@ def test_self_check_of_the_hijacked_recorder_fails(sealed, tmp_path, monkeypatch
     for p in (sealed.out / ".reference").glob("03-*.pt"):  # same seed, batch, steps: no second run
         shutil.copy(p, cache / p.name)
     path = sealed.subs["att01-recorder-hijack"] / NAME
-    args = ["--seed", "987654", "--batch", "20", "--steps", "20", "--cell-timeout", "30",
-            "--jobs", "1"]
+    args = [
+        "--seed",
+        "987654",
+        "--batch",
+        "20",
+        "--steps",
+        "20",
+        "--cell-timeout",
+        "30",
+        "--jobs",
+        "1",
+    ]
     assert main(["--self", str(path), "--fail-under", "1.0", *args]) == 1
     shown = capsys.readouterr()
     assert "0 / 35 checks pass" in shown.out, shown.out

@@ -11,21 +11,35 @@ from checks.source import SourceFacts, answer_assigned, facts, placeholders_used
 RIGHT = [
     ("dlogprobs", "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(n), Yb] = -1.0/n"),
     ("dlogprobs", "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(n), Yb] -= 1/n"),
-    ("dlogprobs", "dlogprobs = torch.zeros_like(logprobs)\n"
-                  "dlogprobs[torch.arange(n), Yb] = -1 / n\ncmp('logprobs', dlogprobs, logprobs)"),
+    (
+        "dlogprobs",
+        "dlogprobs = torch.zeros_like(logprobs)\n"
+        "dlogprobs[torch.arange(n), Yb] = -1 / n\ncmp('logprobs', dlogprobs, logprobs)",
+    ),
     ("dprobs", "dprobs = (1.0 / probs) * dlogprobs\ncmp('probs', dprobs, probs)"),
-    ("dcounts", "dcounts = counts_sum_inv * dprobs\n"
-                "dcounts += torch.ones_like(counts) * dcounts_sum"),
-    ("dhprebn", "dhprebn = bngain*bnvar_inv/n * (n*dhpreact - dhpreact.sum(0)"
-                " - n/(n-1)*bnraw*(dhpreact*bnraw).sum(0))"),
+    (
+        "dcounts",
+        "dcounts = counts_sum_inv * dprobs\ndcounts += torch.ones_like(counts) * dcounts_sum",
+    ),
+    (
+        "dhprebn",
+        "dhprebn = bngain*bnvar_inv/n * (n*dhpreact - dhpreact.sum(0)"
+        " - n/(n-1)*bnraw*(dhpreact*bnraw).sum(0))",
+    ),
     ("dhprebn", "dhprebn = dbndiff.clone()\ndhprebn += 1.0/n * torch.ones_like(hprebn) * dbnmeani"),
     ("dhprebn", "dhprebn = dbndiff + 0\ndhprebn += 1.0/n * torch.ones_like(hprebn) * dbnmeani"),
     ("dhprebn", "dhprebn = dbndiff * 1\ndhprebn.add_(dbnmeani / n)"),
     ("dbndiff", "dbndiff = bnvar_inv * dbnraw\ndbndiff += (2*bndiff) * dbndiff2"),
-    ("dC", "dC = torch.zeros_like(C)\nfor k in range(Xb.shape[0]):\n"
-           "    for j in range(Xb.shape[1]):\n        ix = Xb[k, j]\n        dC[ix] += demb[k, j]"),
-    ("dC", "dC = torch.zeros_like(C)\nfor i in range(n):\n    for j in range(3):\n"
-           "        dC[Xb[i, j]] += demb[i, j]"),
+    (
+        "dC",
+        "dC = torch.zeros_like(C)\nfor k in range(Xb.shape[0]):\n"
+        "    for j in range(Xb.shape[1]):\n        ix = Xb[k, j]\n        dC[ix] += demb[k, j]",
+    ),
+    (
+        "dC",
+        "dC = torch.zeros_like(C)\nfor i in range(n):\n    for j in range(3):\n"
+        "        dC[Xb[i, j]] += demb[i, j]",
+    ),
     ("dC", "dC = torch.zeros_like(C)\ndC.index_add_(0, Xb.view(-1), demb.view(-1, 10))"),
     ("dC", "dC = torch.zeros_like(C)\ndC[0] += demb[0, 0]\ndC[1:3] += 1"),
     ("demb", "demb = dembcat.view(emb.shape)"),
@@ -43,11 +57,22 @@ def test_right_answers_give_no_facts(answer, source):
 # ---------------------------------------------------------------- reads_grad
 
 
-@pytest.mark.parametrize("rhs", [
-    "hpreact.grad", "hpreact.grad.clone()", "hpreact.grad * 1", "hpreact.grad.detach().clone()",
-    "1.0 * hpreact.grad", "torch.clone(hpreact.grad)", "hpreact.grad + 0", "hpreact.grad[:]",
-    "(1 - h**2) * hpreact.grad", "torch.tensor(hpreact.grad.tolist())", "getattr(hpreact, 'grad')",
-])
+@pytest.mark.parametrize(
+    "rhs",
+    [
+        "hpreact.grad",
+        "hpreact.grad.clone()",
+        "hpreact.grad * 1",
+        "hpreact.grad.detach().clone()",
+        "1.0 * hpreact.grad",
+        "torch.clone(hpreact.grad)",
+        "hpreact.grad + 0",
+        "hpreact.grad[:]",
+        "(1 - h**2) * hpreact.grad",
+        "torch.tensor(hpreact.grad.tolist())",
+        "getattr(hpreact, 'grad')",
+    ],
+)
 def test_reads_grad_in_any_form(rhs):
     source = f"dhpreact = {rhs}\ncmp('hpreact', dhpreact, hpreact)"
     assert facts(source, "dhpreact").reads_grad == "hpreact.grad"
@@ -92,15 +117,18 @@ def test_alias_changed_in_place(source):
     assert facts(source, "dbndiff").changed_through == "dhprebn"
 
 
-@pytest.mark.parametrize("source", [
-    "dhprebn = dbndiff.clone()\ndhprebn += dbnmeani / n",
-    "dhprebn = dbndiff + 0\ndhprebn += dbnmeani / n",
-    "dhprebn = dbndiff\ndhprebn = dhprebn + dbnmeani / n",  # rebinding makes a new tensor
-    "dhprebn = dbndiff\ndhprebn = dhprebn.clone()\ndhprebn += dbnmeani / n",
-    "dhprebn = dbndiff",  # aliased but never changed
-    "dhprebn = dbndiff\ndhprebn.sum()\ndhprebn.__iadd__",  # not in place / a dunder
-    "dhprebn = torch.zeros_like(hprebn)\ndhprebn += dbndiff",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "dhprebn = dbndiff.clone()\ndhprebn += dbnmeani / n",
+        "dhprebn = dbndiff + 0\ndhprebn += dbnmeani / n",
+        "dhprebn = dbndiff\ndhprebn = dhprebn + dbnmeani / n",  # rebinding makes a new tensor
+        "dhprebn = dbndiff\ndhprebn = dhprebn.clone()\ndhprebn += dbnmeani / n",
+        "dhprebn = dbndiff",  # aliased but never changed
+        "dhprebn = dbndiff\ndhprebn.sum()\ndhprebn.__iadd__",  # not in place / a dunder
+        "dhprebn = torch.zeros_like(hprebn)\ndhprebn += dbndiff",
+    ],
+)
 def test_no_alias(source):
     assert facts(source, "dhprebn").alias_of is None
     assert facts(source, "dbndiff").changed_through is None
@@ -115,15 +143,22 @@ def test_changed_through_stops_when_the_answer_is_rebound():
 # ---------------------------------------------------------------- indexed_add
 
 
-@pytest.mark.parametrize(("source", "statement"), [
-    ("dC = torch.zeros_like(C)\ndC[Xb] += demb", "dC[Xb] += demb"),
-    ("dC = torch.zeros_like(C)\ndC[Xb.view(-1)] += demb.view(-1, 10)",
-     "dC[Xb.view(-1)] += demb.view(-1, 10)"),
-    ("dC = torch.zeros_like(C)\ndC[Xb.flatten()] += demb.reshape(-1, 10)  # scatter",
-     "dC[Xb.flatten()] += demb.reshape(-1, 10)"),
-    ("dC = torch.zeros_like(C)\ndC[Xb] = dC[Xb] + demb", "dC[Xb] = dC[Xb] + demb"),
-    ("dC = torch.zeros_like(C)\nif True:\n    dC[Xb] += demb", "dC[Xb] += demb"),
-])
+@pytest.mark.parametrize(
+    ("source", "statement"),
+    [
+        ("dC = torch.zeros_like(C)\ndC[Xb] += demb", "dC[Xb] += demb"),
+        (
+            "dC = torch.zeros_like(C)\ndC[Xb.view(-1)] += demb.view(-1, 10)",
+            "dC[Xb.view(-1)] += demb.view(-1, 10)",
+        ),
+        (
+            "dC = torch.zeros_like(C)\ndC[Xb.flatten()] += demb.reshape(-1, 10)  # scatter",
+            "dC[Xb.flatten()] += demb.reshape(-1, 10)",
+        ),
+        ("dC = torch.zeros_like(C)\ndC[Xb] = dC[Xb] + demb", "dC[Xb] = dC[Xb] + demb"),
+        ("dC = torch.zeros_like(C)\nif True:\n    dC[Xb] += demb", "dC[Xb] += demb"),
+    ],
+)
 def test_indexed_add(source, statement):
     assert facts(source, "dC").indexed_add == statement
 
@@ -138,15 +173,21 @@ def test_indexed_add_only_for_the_answer_asked():
 # ---------------------------------------------------------------- batch_literals
 
 
-@pytest.mark.parametrize("source", [
-    "dlogprobs = torch.zeros((32, 27))\ndlogprobs[range(n), Yb] = -1.0/n",
-    "dlogprobs = torch.zeros(32, 27)\ndlogprobs[range(n), Yb] = -1.0/n",
-    "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(32), Yb] = -1.0/n",
-    "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(n), Yb] = -1/32",
-    "dlogprobs = torch.zeros_like(logprobs)\nfor i in range(32):\n    dlogprobs[i, Yb[i]] = -1.0/n",
-    "dlogprobs = torch.full([32, 27], 0.0)\ndlogprobs[range(n), Yb] = -1.0/n",
-    "dlogprobs = -(F.one_hot(Yb, 27) / 32.0)",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "dlogprobs = torch.zeros((32, 27))\ndlogprobs[range(n), Yb] = -1.0/n",
+        "dlogprobs = torch.zeros(32, 27)\ndlogprobs[range(n), Yb] = -1.0/n",
+        "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(32), Yb] = -1.0/n",
+        "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(n), Yb] = -1/32",
+        (
+            "dlogprobs = torch.zeros_like(logprobs)\n"
+            "for i in range(32):\n    dlogprobs[i, Yb[i]] = -1.0/n"
+        ),
+        "dlogprobs = torch.full([32, 27], 0.0)\ndlogprobs[range(n), Yb] = -1.0/n",
+        "dlogprobs = -(F.one_hot(Yb, 27) / 32.0)",
+    ],
+)
 def test_batch_literals(source):
     assert facts(source, "dlogprobs", batch=32).batch_literals == (32,)
     assert facts(source, "dlogprobs").batch_literals == ()  # batch not given: not looked for
@@ -164,20 +205,25 @@ def test_batch_literals_other_shapes():
 # ---------------------------------------------------------------- never raises
 
 
-@pytest.mark.parametrize("source", [
-    "%time dhpreact = hpreact.grad",
-    "!ls\ndhpreact = hpreact.grad",
-    "%%timeit\ndhpreact = hpreact.grad",
-    "%timeit -n 10 dhpreact = hpreact.grad",
-    "for i in range(3):\n    %time f()\ndhpreact = hpreact.grad",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "%time dhpreact = hpreact.grad",
+        "!ls\ndhpreact = hpreact.grad",
+        "%%timeit\ndhpreact = hpreact.grad",
+        "%timeit -n 10 dhpreact = hpreact.grad",
+        "for i in range(3):\n    %time f()\ndhpreact = hpreact.grad",
+    ],
+)
 def test_magics_are_blanked(source):
     assert facts(source, "dhpreact").reads_grad == "hpreact.grad"
     assert answer_assigned(source, "dhpreact")
 
 
-@pytest.mark.parametrize("source", ["dhpreact = (", "def f(:\n  dhpreact = hpreact.grad", "",
-                                    "\x00", None, 42, "dhpreact ?= 1"])
+@pytest.mark.parametrize(
+    "source",
+    ["dhpreact = (", "def f(:\n  dhpreact = hpreact.grad", "", "\x00", None, 42, "dhpreact ?= 1"],
+)
 def test_unparseable_gives_no_facts(source):
     assert facts(source, "dhpreact", batch=32) == SourceFacts()
     assert not answer_assigned(source, "dhpreact")
@@ -223,12 +269,15 @@ def test_placeholders_used_after_magics():
     assert placeholders_used("%time y = dcounts * 2", ns) == ["dcounts"]
 
 
-@pytest.mark.parametrize("code", [
-    "dX = torch.zeros_like(X.grad)\ndX[range(n), Yb] = -1.0 / n",
-    "dX = torch.zeros(X.grad.shape)",
-    "dX = torch.ones_like(logprobs.grad) * dY",
-    "dX = torch.empty(X.grad.size(0), 3)",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "dX = torch.zeros_like(X.grad)\ndX[range(n), Yb] = -1.0 / n",
+        "dX = torch.zeros(X.grad.shape)",
+        "dX = torch.ones_like(logprobs.grad) * dY",
+        "dX = torch.empty(X.grad.size(0), 3)",
+    ],
+)
 def test_grad_used_for_its_shape_alone_is_not_a_copy(code):
     assert facts(code, "dX").reads_grad is None
 
@@ -238,21 +287,24 @@ def test_a_grad_read_replaced_by_a_later_binding_does_not_count():
     assert facts("dX = 2 * Y\ndX += X.grad", "dX").reads_grad == "X.grad"
 
 
-@pytest.mark.parametrize(("code", "found", "lasts"), [
-    ("dh = dlogits @ W2.T", [], []),
-    ("%time dh = dlogits @ W2.T", [], []),
-    ("%matplotlib inline\ndh = dlogits @ W2.T", [], []),
-    ("dlogits = F.softmax(logits, 1)\ndlogits[range(n), Yb] -= 1\ndlogits /= n", [], []),
-    ("g = getattr(torch.autograd, 'gr' + 'ad')", ["getattr", "torch.autograd"], []),
-    ("import checks.recorder as R\nR.emit = print", ["checks.recorder"], ["checks.recorder"]),
-    ("__gr.check_grads = print", ["__gr.check_grads"], ["__gr.check_grads"]),
-    ("exec(open('x').read())", ["exec"], ["exec"]),
-    ("!python -c 'print(1)'", ["!python -c 'print(1)'"], ["!python -c 'print(1)'"]),
-    ("%run other.py", ["%run other.py"], ["%run other.py"]),
-    ("import threading\nthreading.Thread(target=f).start()", ["threading"], ["threading"]),
-    ("from torch.func import grad", ["torch.func"], []),
-    ("from checks import numgrad\ndW = numgrad(f, W)", ["numgrad"], []),
-])
+@pytest.mark.parametrize(
+    ("code", "found", "lasts"),
+    [
+        ("dh = dlogits @ W2.T", [], []),
+        ("%time dh = dlogits @ W2.T", [], []),
+        ("%matplotlib inline\ndh = dlogits @ W2.T", [], []),
+        ("dlogits = F.softmax(logits, 1)\ndlogits[range(n), Yb] -= 1\ndlogits /= n", [], []),
+        ("g = getattr(torch.autograd, 'gr' + 'ad')", ["getattr", "torch.autograd"], []),
+        ("import checks.recorder as R\nR.emit = print", ["checks.recorder"], ["checks.recorder"]),
+        ("__gr.check_grads = print", ["__gr.check_grads"], ["__gr.check_grads"]),
+        ("exec(open('x').read())", ["exec"], ["exec"]),
+        ("!python -c 'print(1)'", ["!python -c 'print(1)'"], ["!python -c 'print(1)'"]),
+        ("%run other.py", ["%run other.py"], ["%run other.py"]),
+        ("import threading\nthreading.Thread(target=f).start()", ["threading"], ["threading"]),
+        ("from torch.func import grad", ["torch.func"], []),
+        ("from checks import numgrad\ndW = numgrad(f, W)", ["numgrad"], []),
+    ],
+)
 def test_what_reaches_around_the_grader(code, found, lasts):
     from checks.source import lasting, reaches_around
 

@@ -33,8 +33,21 @@ from tests.builders import Value
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 PAINTED = {"rect", "ellipse", "circle", "path", "line", "polygon", "polyline", "text"}
 STATE = re.compile(r"^(?:workbook-|state-)?(pass|note|upstream|missing|fail)$")
 SVG_COLOUR = {"pass": PASS, "fail": FAIL, "note": NOTE, "upstream": NOTE}  # a map node's border
@@ -162,7 +175,8 @@ def assert_inline(text: str, what: str = "output") -> list[El]:
         if el.in_svg and el.tag in PAINTED:
             chain = [el, *el.ancestors()]
             assert any("fill" in a.attrs or "stroke" in a.attrs for a in chain), (
-                f"{what}: {el.where()} is painted by no attribute (a stylesheet would decide)")
+                f"{what}: {el.where()} is painted by no attribute (a stylesheet would decide)"
+            )
             if el.tag == "text":
                 assert any("fill" in a.attrs for a in chain), f"{what}: no fill: {el.where()}"
     return elements
@@ -179,7 +193,8 @@ def _assert_svg_state(el: El, state: str, what: str) -> None:
     if el.tag == "g":
         shape = next((c for c in el.children if c.tag in ("rect", "ellipse")), None)
         assert shape is not None and shape.attrs.get("fill") and shape.attrs.get("stroke"), (
-            f"{what}: the node {el.where()} has no fill and stroke of its own")
+            f"{what}: the node {el.where()} has no fill and stroke of its own"
+        )
         if state in SVG_COLOUR:
             assert shape.attrs["stroke"] == SVG_COLOUR[state], f"{what}: {el.where()}"
     else:  # an edge: class="edge missing"
@@ -190,26 +205,35 @@ def _assert_svg_state(el: El, state: str, what: str) -> None:
 
 BROKEN = {
     "a bare table": "<table><tr><td>1</td></tr></table>",
-    "a header of no weight": ("<table style='text-align:left;border-collapse:collapse'>"
-                              "<tr style='background:transparent'><th style='text-align:left;"
-                              "padding:1px;border:none'>x</th></tr></table>"),
-    "a row of no background": ("<table style='text-align:left;border-collapse:collapse'><tr>"
-                               "<td style='text-align:left;padding:1px;border:none'>1</td></tr>"
-                               "</table>"),
+    "a header of no weight": (
+        "<table style='text-align:left;border-collapse:collapse'>"
+        "<tr style='background:transparent'><th style='text-align:left;"
+        "padding:1px;border:none'>x</th></tr></table>"
+    ),
+    "a row of no background": (
+        "<table style='text-align:left;border-collapse:collapse'><tr>"
+        "<td style='text-align:left;padding:1px;border:none'>1</td></tr>"
+        "</table>"
+    ),
     "a style element": "<style>td { color: red }</style><div>x</div>",
     "a link": "<link rel='stylesheet' href='x.css'><div>x</div>",
     "a script": "<div>x</div><script>alert(1)</script>",
     "a CSS variable": "<div style='color:var(--jp-ui-font-color1)'>x</div>",
     "an @import": "<div style='background:url(x)'>@import url(x.css);</div>",
-    "a state class without its colour": ("<div class='workbook-check workbook-fail "
-                                         "workbook-fail'><span>✗</span> x</div>"),
-    "a state class with the wrong colour": (f"<div class='workbook-check workbook-pass' style="
-                                            f"'border-left:4px solid {FAIL};background:#fff'>"
-                                            f"<span style='color:{FAIL}'>✓</span></div>"),
+    "a state class without its colour": (
+        "<div class='workbook-check workbook-fail workbook-fail'><span>✗</span> x</div>"
+    ),
+    "a state class with the wrong colour": (
+        f"<div class='workbook-check workbook-pass' style="
+        f"'border-left:4px solid {FAIL};background:#fff'>"
+        f"<span style='color:{FAIL}'>✓</span></div>"
+    ),
     "a class a host could style": "<div class='alert alert-danger'>x</div>",
     "a bare pre": "<div><pre>x = 1</pre></div>",
-    "an SVG node painted by a class": ("<svg xmlns='http://www.w3.org/2000/svg'><g class='node "
-                                       "state-fail'><rect x='0' y='0'/></g></svg>"),
+    "an SVG node painted by a class": (
+        "<svg xmlns='http://www.w3.org/2000/svg'><g class='node "
+        "state-fail'><rect x='0' y='0'/></g></svg>"
+    ),
     "SVG text of no colour": "<svg xmlns='http://www.w3.org/2000/svg'><text>x</text></svg>",
 }
 
@@ -221,12 +245,14 @@ def test_the_rules_fail_on_a_broken_output(name):
 
 
 def test_the_rules_pass_a_sound_output():
-    assert_inline("<table style='text-align:left;border-collapse:collapse'><thead>"
-                  "<tr style='background:transparent'><th style='text-align:right;"
-                  "font-weight:bold;padding:1px;border:none'>n</th></tr></thead></table>"
-                  f"<div class='workbook-check workbook-fail workbook-missing' style='border-left:"
-                  f"4px solid {COLOURS['missing']};background:#eee'><span style='color:"
-                  f"{COLOURS['missing']}'>✗</span></div>")
+    assert_inline(
+        "<table style='text-align:left;border-collapse:collapse'><thead>"
+        "<tr style='background:transparent'><th style='text-align:right;"
+        "font-weight:bold;padding:1px;border:none'>n</th></tr></thead></table>"
+        f"<div class='workbook-check workbook-fail workbook-missing' style='border-left:"
+        f"4px solid {COLOURS['missing']};background:#eee'><span style='color:"
+        f"{COLOURS['missing']}'>✗</span></div>"
+    )
 
 
 # ---------------------------------------------------------------- real outputs
@@ -257,8 +283,16 @@ def network():
     for t in (h, counts, counts_sum, counts_sum_inv, probs, logprobs):
         t.retain_grad()
     loss.backward(retain_graph=True)
-    return dict(h=h, counts=counts, counts_sum=counts_sum, counts_sum_inv=counts_sum_inv,
-                probs=probs, logprobs=logprobs, loss=loss, Yb=Yb)
+    return dict(
+        h=h,
+        counts=counts,
+        counts_sum=counts_sum,
+        counts_sum_inv=counts_sum_inv,
+        probs=probs,
+        logprobs=logprobs,
+        loss=loss,
+        Yb=Yb,
+    )
 
 
 def run_checks():
@@ -270,8 +304,9 @@ def run_checks():
     out = {
         "pass": cmp("logprobs", dlogprobs, f["logprobs"], quiet=True),
         "fail": cmp("probs", -dprobs, f["probs"], quiet=True),  # the sign, 2-D: a heatmap
-        "missing-path": cmp("counts", f["counts_sum_inv"].detach() * dprobs, f["counts"],
-                            loss=f["loss"], quiet=True),
+        "missing-path": cmp(
+            "counts", f["counts_sum_inv"].detach() * dprobs, f["counts"], loss=f["loss"], quiet=True
+        ),
         "missing": cmp("h", None, f["h"], quiet=True),
     }
     bngain = torch.randn(1, 5, requires_grad=True)
@@ -283,7 +318,12 @@ def run_checks():
 def test_a_check_line_is_styled_inline_in_every_state():
     res = run_checks()
     assert [res[k].state for k in ("pass", "fail", "missing-path", "missing", "note")] == [
-        "pass", "fail", "fail", "missing", "note"]
+        "pass",
+        "fail",
+        "fail",
+        "missing",
+        "note",
+    ]
     assert res["fail"].mistake == "sign"
     assert res["note"].notes[0].word == "keepdim"
     for kind, r in res.items():

@@ -25,7 +25,9 @@ def reports(nb) -> dict[str, tuple[str, str, str]]:
 
 def exercise_1(answers: dict[str, list[str]], upto: str = "# Exercise 2") -> nbformat.NotebookNode:
     nb = nbformat.read(STUDENT_03, as_version=4)
-    end = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith(upto))
+    end = next(
+        i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith(upto)
+    )
     nb.cells = nb.cells[:end]
     return fill(nb, answers, complete=False)
 
@@ -33,11 +35,11 @@ def exercise_1(answers: dict[str, list[str]], upto: str = "# Exercise 2") -> nbf
 @pytest.mark.slow
 def test_notebook_03_names_the_issues_mistakes():
     answers = {k: list(v) for k, v in ANSWERS.items()}
-    answers["dhpreact"] = ["hpreact.grad * 1"]                                  # autograd's own, copied
-    answers["dbnmeani"] = ["(-dbndiff).sum(0)"]                                 # the lecture's (64,)
+    answers["dhpreact"] = ["hpreact.grad * 1"]  # autograd's own, copied
+    answers["dbnmeani"] = ["(-dbndiff).sum(0)"]  # the lecture's (64,)
     answers["dhprebn"] = ["dbndiff\ndhprebn += dbnmeani.expand_as(hprebn) / n"]  # no .clone()
-    answers["dW1"] = ["dembcat.T @ dhprebn"]                                    # a gradient for the input
-    answers["dC"] = ["torch.zeros_like(C)\ndC[Xb] += demb"]                     # indexed +=
+    answers["dW1"] = ["dembcat.T @ dhprebn"]  # a gradient for the input
+    answers["dC"] = ["torch.zeros_like(C)\ndC[Xb] += demb"]  # indexed +=
     nb = run(exercise_1(answers))
     assert errors_of(nb) == []
     got = reports(nb)
@@ -68,7 +70,10 @@ def test_notebook_01_names_the_wrong_other_factor_and_the_value_slip():
     answers = {k: list(v) for k, v in nb01.ANSWERS.items()}
     answers["db"] = ["b * de"]  # the wrong "other factor"
     bodies = dict(nb01.BODIES)
-    bodies["self * other"] = ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"]
+    bodies["self * other"] = [
+        "self.grad = out.grad * other.data",
+        "other.grad = out.grad * self.data",
+    ]
     nb = nb01.fill_value_class(fill(nb01.read("notebooks"), answers), bodies)
     nb.cells = nb.cells[: next(i for i, c in enumerate(nb.cells) if c.source.startswith("## 4."))]
     got = reports(run(nb))
