@@ -177,7 +177,8 @@ def test_start_opens_jupyterlab_there_with_allow_root_only_as_root(tmp_path, mon
     monkeypatch.setattr(checks.start.importlib.util, "find_spec", lambda name: None)
     assert start(tmp_path / "w", lab=True) == 1
     assert "JupyterLab is not installed" in capsys.readouterr().err
-    assert len(list((tmp_path / "w").glob("*.ipynb"))) == 4  # copied all the same
+    copied = list((tmp_path / "w").glob("*.ipynb"))
+    assert len(copied) == len(list(NOTEBOOKS.glob("*.ipynb"))) == 5  # copied all the same
 
 
 @pytest.mark.skipif(CHECKOUT is None, reason="needs the repository")
@@ -239,7 +240,7 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
 def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
     firsts = {nb.name: _source(_code(nb)[0]) for nb in sorted(SOLUTIONS.glob("*.ipynb"))}
     cell = firsts["01-scalar-autograd.ipynb"]
-    assert len(firsts) == 4 and set(firsts.values()) == {cell}
+    assert len(firsts) == 5 and set(firsts.values()) == {cell}
     assert f'"git+{REPO_URL}"' in cell and '"backprop-workbook"' in cell
     assert 'find_spec("checks") is None' in cell
     owner_repo = REPO_URL.removeprefix("https://github.com/")
