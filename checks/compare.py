@@ -426,6 +426,7 @@ def _context(
         rtol,
         atol,
         batch,
+        head_sizes=frame_ints(frame, ("head_size", "hs")),
         strict_shapes=strict_shapes,
         paths=lambda: graph().paths(),
         index_uses=lambda: graph().index_uses(),

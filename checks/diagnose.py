@@ -78,6 +78,8 @@ class Context:
     rtol: float = 1e-5
     atol: float = 1e-8
     batch_sizes: list[int] = field(default_factory=list)
+    # Attention's head sizes (``head_size``, ``hs``): a factor of sqrt(head size) is a scale's slip.
+    head_sizes: list[int] = field(default_factory=list)
     source: str = (
         "autograd"  # where the expected value comes from: "autograd", "central difference"
     )
@@ -327,7 +329,7 @@ def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
         return f"; transposed back, it is the negative of {ctx.target}"
     c = _uniform_factor(yp, e, ctx)
     if c is not None:
-        words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target)
+        words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target, heads=ctx.head_sizes)
         return f"; transposed back, it is {words}: {advice}"
     return f"; transposed back, its values still differ from {ctx.target}"
 
@@ -458,7 +460,7 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         # a single number is always some multiple of the right one: only a simple factor says
         # anything
         return None
-    words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target)
+    words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target, heads=ctx.head_sizes)
     return "scale", f"your {ctx.answer} is {words}: {advice}."
 
 
@@ -474,9 +476,12 @@ def _bessel_n(c: float) -> int | None:
     return n if n >= 3 and abs(k - n) < 1e-3 * n else None
 
 
-def _factor_words(c: float, batch: Sequence[int], of: str = "the gradient") -> tuple[str, str]:
+def _factor_words(
+    c: float, batch: Sequence[int], of: str = "the gradient", heads: Sequence[int] = ()
+) -> tuple[str, str]:
     """How ``c`` times ``of`` reads ("-2 times the gradient (...)", "1/32 of the gradient, and 32
-    is ..."), and what to do."""
+    is ..."), and what to do; ``heads`` are attention head sizes, whose square root is the
+    scale of the scores."""
     frac = Fraction(c).limit_denominator(1000)
     mag = abs(frac)
     exact = abs(float(frac) - c) <= 1e-4 * abs(c)
@@ -507,6 +512,15 @@ def _factor_words(c: float, batch: Sequence[int], of: str = "the gradient") -> t
                 out + f", and {n - 1} is n-1 for the batch size n={n}",
                 "a 1/(n-1) is missing or one too many",
             )
+    for s in heads:
+        root = math.sqrt(s)
+        for k, advice in (
+            (root, "the scale 1/sqrt(head_size) is missing"),
+            (1 / root, "there is one 1/sqrt(head_size) too many"),
+        ):
+            if abs(abs(c) - k) <= 1e-4 * k:
+                said = f", and {fmt_num(root)} is sqrt({s}), the square root of the head size"
+                return out + said, advice
     return out, (
         "check the sign and " if c < 0 else ""
     ) + "find the missing or extra constant factor"

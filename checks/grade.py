@@ -797,11 +797,20 @@ def judge_values(
                 ref.get(FACTS + check),
                 answers,
                 why,
+                _head_sizes(ref.get(STATE + str(point[check]), {})),
             )
             rows.append(
                 _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
             )
     return rows
+
+
+def _head_sizes(state: dict) -> list[int]:
+    """The head sizes the instructor's notebook held before an answer cell (``head_size``,
+    ``hs``): what the notebook's ``cmp`` reads from its globals to name attention's scale."""
+    return sorted(
+        {v for k, v in state.items() if k in ("head_size", "hs") and type(v) is int and v > 1}
+    )
 
 
 def _twin_not_earned(
@@ -875,15 +884,18 @@ def judge_one(
     facts: dict | None = None,
     answers: set[str] | None = None,
     review: str | None = None,
+    head_sizes: list[int] | None = None,
 ) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
-    and hints, with the graph's facts from the reference run (``facts``) in place of the graph."""
+    and hints, with the graph's facts from the reference run (``facts``) in place of the graph,
+    and the notebook's attention head sizes (``head_sizes``) where ``cmp`` reads its globals."""
     name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
     value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
     source = "the instructor's solution" if value else "autograd"
     ctx = Context(
         name,
         batch_sizes=[settings.batch],
+        head_sizes=list(head_sizes or []),
         value=value,
         source=source,
         strict_shapes=settings.strict_shapes,

@@ -728,3 +728,19 @@ def test_a_softmax_mask_applied_after_the_softmax_or_never_is_named(slip):
         assert (
             check_value("att_probs", other, probs, source="autograd", quiet=True).mistake != "mask"
         )
+
+
+@pytest.mark.parametrize("k", [3.0, 1 / 3])
+def test_a_missing_or_doubled_attention_scale_names_the_head_size(k):
+    """dq without (or with twice) the 1/sqrt(head_size) of attention's scores, where the notebook
+    has a head size: the factor 3 is read as sqrt(9)."""
+    hs = 9  # noqa: F841 - read by cmp from this frame, as from a notebook's globals
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 5, hs, generator=g, requires_grad=True)
+    kk = torch.randn(2, 5, hs, generator=g)
+    att = (q @ kk.transpose(-2, -1)) * hs**-0.5
+    loss = (att.softmax(-1) * torch.randn(2, 5, 5, generator=g)).sum()
+    loss.backward()
+    res = cmp("q", q.grad * k, q, quiet=True)
+    assert res.mistake == "scale" and "the square root of the head size" in res.hint, res.hint
+    assert ("is missing" if k > 1 else "one 1/sqrt(head_size) too many") in res.hint, res.hint

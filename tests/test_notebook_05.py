@@ -251,6 +251,7 @@ def test_a_missing_scale_is_a_factor_of_sqrt_head_size():
         dq=["torch.einsum('bhts,bhsd->bhtd', datt, k)", ANSWERS["dq"][1]],
         dk=[ANSWERS["dk"][0], "torch.einsum('...ts,...td->...sd', datt, q)"],
     )
+    assert "the square root of the head size" in found["q"][1], found["q"]
     assert found["q"][0] == "scale" and "3 times" in found["q"][1], found[
         "q"
     ]  # sqrt(head_size) = sqrt(9)
@@ -353,13 +354,15 @@ def test_only_the_training_and_what_follows_is_ignored_by_nbval():
 
 # ------------------------------------------------------- grading (checks.grade), as a class run
 
+UNSCALED_DQ = "torch.einsum('bhts,bhsd->bhtd', datt, k)"  # no 1/sqrt(head_size)
 TRANSPOSED_DQ = "(k.transpose(-2, -1) @ datt.transpose(-2, -1)) / math.sqrt(hs)"
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Two learners through the grader: every answer right (written independently), and one with
-    two slips: a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2."""
+    """Three learners through the grader: every answer right (written independently), one with
+    two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), and
+    one whose ``dq`` lacks the scale 1/sqrt(head_size)."""
     solutions = tmp_path_factory.mktemp("solutions")
     shutil.copy(SOLUTION, solutions / NAME)
     subs = tmp_path_factory.mktemp("submissions")
@@ -368,6 +371,7 @@ def graded(tmp_path_factory):
         "slips": fill(
             read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])
         ),
+        "unscaled-dq": fill(read(STUDENT), answers(dq=[UNSCALED_DQ, ANSWERS["dq"][1]])),
     }.items():
         (subs / who).mkdir()
         nbformat.write(nb, subs / who / NAME)
@@ -401,3 +405,10 @@ def test_grading_names_each_slip_and_fails_nothing_else(graded):
     assert bad["ex1/dq"]["mistake"] == "transpose", bad["ex1/dq"]
     assert bad["ex2/probs_att"]["mistake"] == "mask", bad["ex2/probs_att"]
     assert "came after the softmax" in bad["ex2/probs_att"]["feedback"]
+
+
+def test_grading_names_a_missing_attention_scale_by_the_head_size(graded):
+    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and r["passed"] != "true"}
+    assert set(bad) == {"ex1/dq"}, sorted(bad)
+    assert bad["ex1/dq"]["mistake"] == "scale", bad["ex1/dq"]
+    assert "the square root of the head size" in bad["ex1/dq"]["feedback"], bad["ex1/dq"]
