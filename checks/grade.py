@@ -798,6 +798,9 @@ def judge_values(
                 answers,
                 why,
                 _head_sizes(ref.get(STATE + str(point[check]), {})),
+                _cmp_sizes(
+                    ex.answers[point[check]].template, ref.get(STATE + str(point[check]), {})
+                ),
             )
             rows.append(
                 _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
@@ -811,6 +814,13 @@ def _head_sizes(state: dict) -> list[int]:
     return sorted(
         {v for k, v in state.items() if k in ("head_size", "hs") and type(v) is int and v > 1}
     )
+
+
+def _cmp_sizes(template: str, state: dict) -> list[int]:
+    """The sizes an answer cell's ``cmp`` calls pass as ``n=NAME`` (notebook 05's ``n=C``, the
+    numbers each layer norm's mean is over), their values read from the instructor's state."""
+    names = re.findall(r"\bcmp\(.*?\bn\s*=\s*([A-Za-z_]\w*)", template)
+    return sorted({v for n in names if type(v := state.get(n)) is int and v > 1})
 
 
 def _twin_not_earned(
@@ -885,16 +895,18 @@ def judge_one(
     answers: set[str] | None = None,
     review: str | None = None,
     head_sizes: list[int] | None = None,
+    sizes: list[int] | None = None,
 ) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
     and hints, with the graph's facts from the reference run (``facts``) in place of the graph,
-    and the notebook's attention head sizes (``head_sizes``) where ``cmp`` reads its globals."""
+    and the notebook's attention head sizes (``head_sizes``) where ``cmp`` reads its globals, and
+    the sizes its ``cmp`` calls pass as ``n=`` (``sizes``: layer norm's C, for a Bessel slip)."""
     name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
     value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
     source = "the instructor's solution" if value else "autograd"
     ctx = Context(
         name,
-        batch_sizes=[settings.batch],
+        batch_sizes=[settings.batch, *(s for s in sizes or [] if s != settings.batch)],
         head_sizes=list(head_sizes or []),
         value=value,
         source=source,

@@ -360,9 +360,10 @@ TRANSPOSED_DQ = "(k.transpose(-2, -1) @ datt.transpose(-2, -1)) / math.sqrt(hs)"
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Three learners through the grader: every answer right (written independently), one with
-    two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), and
-    one whose ``dq`` lacks the scale 1/sqrt(head_size)."""
+    """Four learners through the grader: every answer right (written independently), one with
+    two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), one
+    whose ``dq`` lacks the scale 1/sqrt(head_size), and one with Bessel's correction in a layer
+    norm's steps (exercise 1) and in ``layernorm_backward`` (exercise 2)."""
     solutions = tmp_path_factory.mktemp("solutions")
     shutil.copy(SOLUTION, solutions / NAME)
     subs = tmp_path_factory.mktemp("submissions")
@@ -372,6 +373,10 @@ def graded(tmp_path_factory):
             read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])
         ),
         "unscaled-dq": fill(read(STUDENT), answers(dq=[UNSCALED_DQ, ANSWERS["dq"][1]])),
+        "bessel": fill(
+            read(STUDENT),
+            answers(dlnf_diff2=[BESSEL_STEP], dx=[BESSEL_FUSED, ANSWERS["dx"][1]]),
+        ),
     }.items():
         (subs / who).mkdir()
         nbformat.write(nb, subs / who / NAME)
@@ -412,3 +417,15 @@ def test_grading_names_a_missing_attention_scale_by_the_head_size(graded):
     assert set(bad) == {"ex1/dq"}, sorted(bad)
     assert bad["ex1/dq"]["mistake"] == "scale", bad["ex1/dq"]
     assert "the square root of the head size" in bad["ex1/dq"]["feedback"], bad["ex1/dq"]
+
+
+def test_grading_names_bessels_correction_in_a_layer_norm(graded):
+    """The grader reads the n=C of the cell's cmp call, as the notebook's cmp does: the slip in
+    the layer norm's steps is named. Inside layernorm_backward (probed on fresh inputs, so with no
+    graph facts) only one term is off by 36/35: it fails, but as 'wrong'."""
+    bad = {c: r for (s, c), r in graded.items() if s == "bessel" and r["passed"] != "true"}
+    assert {"ex1/dlnf_diff2", "ex2/dx_ln"} <= set(bad) and not {"ex1/dx1", "ex1/dx0"} & set(bad), (
+        bad
+    )
+    row = bad["ex1/dlnf_diff2"]
+    assert row["mistake"] == "bessel" and "36/35" in row["feedback"], row
