@@ -415,6 +415,21 @@ def full_runs(source: str, Xtr, Ytr) -> list[str]:
     return lines
 
 
+def header() -> str:
+    """The run's date, machine and load, Python, torch and its threads, and the command line."""
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return "\n".join(
+        [
+            f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+            f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
+            f"load average {load} at the start",
+            f"python:   {platform.python_version()}   torch: {torch.__version__}   "
+            f"torch threads: {torch.get_num_threads()}",
+            f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}",
+        ]
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -440,16 +455,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     steps = max(100, args.steps // 10) if args.quick else args.steps
 
-    print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
-    print(
-        f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
-        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start"
-    )
-    print(
-        f"python:   {platform.python_version()}   torch: {torch.__version__}   "
-        f"torch threads: {torch.get_num_threads()}"
-    )
-    print(f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}")
+    print(header())
     print()
 
     split = split_dataset(load_names(), BLOCK)

@@ -50,11 +50,9 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import datetime
 import io
 import math
 import os
-import platform
 import sys
 import time
 from collections import Counter
@@ -68,7 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_train import CountOps, op_breakdown, percentile  # noqa: E402
+from bench_train import CountOps, header, op_breakdown, percentile  # noqa: E402
 
 from checks import load_names, require, split_dataset  # noqa: E402
 
@@ -286,20 +284,6 @@ def step_table(times: dict[str, list[int]], ops: dict[str, dict]) -> str:
             f"{sum(n.values()):5d} {n['forward']:8d} {n['backward']:9d} {n['update']:7d}"
         )
     return "\n".join(lines)
-
-
-def header() -> str:
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return "\n".join(
-        [
-            f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-            f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
-            f"load average {load} at the start",
-            f"python:   {platform.python_version()}   torch: {torch.__version__}   "
-            f"torch threads: {torch.get_num_threads()}",
-            f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}",
-        ]
-    )
 
 
 def main() -> None:

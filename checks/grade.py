@@ -40,6 +40,7 @@ import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -797,10 +798,7 @@ def judge_values(
                 ref.get(FACTS + check),
                 answers,
                 why,
-                _head_sizes(ref.get(STATE + str(point[check]), {})),
-                _cmp_sizes(
-                    ex.answers[point[check]].template, ref.get(STATE + str(point[check]), {})
-                ),
+                *_sizes(ex.answers[point[check]], ref.get(STATE + str(point[check]), {})),
             )
             rows.append(
                 _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
@@ -808,19 +806,17 @@ def judge_values(
     return rows
 
 
-def _head_sizes(state: dict) -> list[int]:
-    """The head sizes the instructor's notebook held before an answer cell (``head_size``,
-    ``hs``): what the notebook's ``cmp`` reads from its globals to name attention's scale."""
-    return sorted(
-        {v for k, v in state.items() if k in ("head_size", "hs") and type(v) is int and v > 1}
-    )
+def _sizes(ans: AnswerCell, state: dict) -> tuple[list[int], list[int]]:
+    """What the notebook's ``cmp`` reads besides the tensors, from the instructor's state before
+    an answer cell: the attention head sizes (``head_size``, ``hs``) and the sizes the cell's
+    ``cmp`` calls pass as ``n=NAME`` (notebook 05's ``n=C``, the numbers a layer norm's mean is
+    over)."""
+    names = re.findall(r"\bcmp\(.*?\bn\s*=\s*([A-Za-z_]\w*)", ans.template)
 
+    def sizes(values: Iterable[object]) -> list[int]:
+        return sorted({v for v in values if type(v) is int and v > 1})
 
-def _cmp_sizes(template: str, state: dict) -> list[int]:
-    """The sizes an answer cell's ``cmp`` calls pass as ``n=NAME`` (notebook 05's ``n=C``, the
-    numbers each layer norm's mean is over), their values read from the instructor's state."""
-    names = re.findall(r"\bcmp\(.*?\bn\s*=\s*([A-Za-z_]\w*)", template)
-    return sorted({v for n in names if type(v := state.get(n)) is int and v > 1})
+    return sizes(state.get(k) for k in ("head_size", "hs")), sizes(state.get(n) for n in names)
 
 
 def _twin_not_earned(
