@@ -43,7 +43,7 @@ from checks.diagnose import (
     leading_ones_dropped,
     variable_of,
 )
-from checks.graph import GraphFacts, frame_ints, frame_tensors
+from checks.graph import Earlier, GraphFacts, frame_ints, frame_tensors
 from checks.paths import SOLUTIONS
 from checks.verdict import COLOURS, FAIL, NOTE, PASS, TODO, Note, Result, Worst, code_html
 
@@ -289,6 +289,7 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
         worst,
         tuple(ctx.missing_uses) if mistake == "missing-path" else (),
         (y.detach(), e.detach()),
+        blamed=tuple(ctx.blamed) if mistake == "upstream" else (),
     )
 
 
@@ -373,22 +374,26 @@ def _worst(
 # ---------------------------------------------------------------- what the learner wrote before
 
 # The answers checked so far, by the tensor they were checked against: (that tensor, the answer's
-# name, a copy of the answer, whether it passed). A later check uses them to tell a wrong step
-# from a right step on a wrong upstream answer.
-_ANSWERS: dict[int, tuple[weakref.ref, str, torch.Tensor, bool]] = {}
+# name, a copy of the answer, whether it passed, the first wrong answers behind it). A later check
+# uses them to tell a wrong step from a right step on a wrong upstream answer.
+_ANSWERS: dict[int, tuple[weakref.ref, str, torch.Tensor, bool, tuple[str, ...]]] = {}
 
 
-def _remember(t: Any, label: str, y: Any, ok: bool) -> None:
+def _remember(t: Any, label: str, y: Any, res: Result) -> None:
     if isinstance(t, torch.Tensor) and isinstance(y, torch.Tensor):
-        _ANSWERS[id(t)] = (weakref.ref(t), label, y.detach().clone(), ok)
+        roots = () if res.ok else (res.blamed if res.mistake == "upstream" else (label,))
+        _ANSWERS.pop(id(t), None)  # a check run again moves to the end: the latest answer
+        _ANSWERS[id(t)] = (weakref.ref(t), label, y.detach().clone(), res.ok, roots)
 
 
-def learner_answer(t: torch.Tensor) -> tuple[str, torch.Tensor, bool] | None:
-    """The learner's last checked answer for ``t``: (its name, its value, whether it passed)."""
-    hit = _ANSWERS.get(id(t))
-    if hit is None or hit[0]() is not t:
-        return None
-    return hit[1], hit[2], hit[3]
+def earlier() -> list[Earlier]:
+    """The learner's checked answers whose tensors are still alive, in the order checked."""
+    out = []
+    for ref, label, value, ok, roots in list(_ANSWERS.values()):
+        t = ref()
+        if t is not None:
+            out.append(Earlier(t, label, value, ok, roots))
+    return out
 
 
 def _context(
@@ -432,7 +437,8 @@ def _context(
         index_uses=lambda: graph().index_uses(),
         terms=lambda: graph().terms(),
         scale=lambda: graph().upstream_scale(),
-        upstream=lambda: graph().given(learner_answer),
+        upstream=lambda: graph().given(earlier()),
+        local=lambda: graph().local(earlier()),
         swaps=lambda: graph().swaps(scope()),
     )
     return ctx
@@ -570,7 +576,7 @@ def cmp(
                 )
             )
         res = judge(name, y, e, ctx)
-        _remember(t, label, y.reshape(e.shape) if y.numel() == e.numel() else y, res.ok)
+        _remember(t, label, y.reshape(e.shape) if y.numel() == e.numel() else y, res)
         return res
 
     return record(guarded(name, label, check), quiet)

@@ -37,6 +37,10 @@ MISTAKES: dict[str, str] = {
     "accumulate": "rows used several times were overwritten instead of summed (scatter-add)",
     "autograd-grad": "the answer is autograd's own `.grad` tensor, not a hand-written gradient",
     "upstream": "the step is right, but it was taken from an earlier answer that is wrong",
+    "chain": (
+        "the local derivative alone: the gradient arriving from above (the output's `dX`) is not "
+        "multiplied in"
+    ),
     "operand": (
         "a rule applied with the wrong operand: another tensor where the forward input belongs"
     ),
@@ -48,6 +52,18 @@ MISTAKES: dict[str, str] = {
         "not the answer)"
     ),
 }
+
+
+@dataclass(frozen=True)
+class Given:
+    """The gradient a step gives from the learner's own earlier answers: ``grad``, the wrong
+    answers it was taken from (``wrong``), the first wrong answers behind those (``roots``) and
+    the size of the answers it was computed from (``scale``: float rounding grows with it)."""
+
+    grad: torch.Tensor
+    wrong: tuple[str, ...]
+    roots: tuple[str, ...]
+    scale: float = 0.0
 
 
 def fmt_shape(shape: Sequence[int]) -> str:
@@ -92,8 +108,10 @@ class Context:
     strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of being noted
     # The size of the gradients the expected one is computed from (float rounding scales with it).
     scale: Callable[[], float | None] | None = None
-    # The gradient given the learner's own earlier answers, and the names of the wrong ones.
-    upstream: Callable[[], tuple[torch.Tensor, list[str]] | None] | None = None
+    # The gradient given the learner's own earlier answers, once for each way to read them.
+    upstream: Callable[[], list[Given]] | None = None
+    # The gradient with the gradient from above forgotten: (the answers left out, the gradient).
+    local: Callable[[], list[tuple[tuple[str, ...], torch.Tensor]]] | None = None
     # The gradient with one operand of a product replaced by another tensor: (used, meant, grad).
     swaps: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     facts: Any = None  # what the learner's code says (checks.source.SourceFacts)
@@ -101,6 +119,7 @@ class Context:
     notes: list = field(default_factory=list)  # Notes shown with any verdict
     fail_notes: list = field(default_factory=list)  # Notes shown only with a failure
     missing_uses: list = field(default_factory=list)  # a missing-path: the uses left out, by name
+    blamed: list = field(default_factory=list)  # an upstream: the first wrong answers behind it
     answer_label: str | None = None  # what the learner's answer is called, when not d<name>
     argument: int | None = None  # central differences: which input of the function
 
@@ -354,7 +373,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
-    for test in (_alias, _upstream, _mask):
+    for test in (_alias, _upstream, _mask, _chain):
         found = test(y, e, ctx)
         if found:
             return found
@@ -750,19 +769,62 @@ def _upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]
     """A right step taken from a wrong earlier answer: the error started upstream."""
     if ctx.upstream is None:
         return None
-    got = ctx.upstream()
-    if got is None:
-        return None
-    given, wrong = got
-    if given.shape != y.shape or not _near(y, given, ctx):
-        return None
-    names = " and ".join(f"`{w}`" for w in wrong)
+    for given in ctx.upstream():
+        if given.grad.shape != y.shape or not _near(y, given.grad, ctx, given.scale):
+            continue
+        ctx.blamed = list(given.roots)
+        return "upstream", _upstream_hint(given.wrong, given.roots)
+    return None
+
+
+def _upstream_hint(wrong: Sequence[str], roots: Sequence[str]) -> str:
+    """Which earlier answers the step was taken from, and which of them to fix first."""
+    names = _and(wrong)
+    if list(roots) == list(wrong):
+        which, first = ("which is", "it") if len(wrong) == 1 else ("which are", "them")
+        return (
+            f"your step is right given your {names}, {which} wrong: fix {first} first, then run "
+            "this check again."
+        )
     which = "which is" if len(wrong) == 1 else "which are"
-    first = "it" if len(wrong) == 1 else "them"
-    return "upstream", (
-        f"your step is right given your {names}, {which} wrong: fix {first} first, "
-        f"then run this check again."
+    return (
+        f"your step is right given your {names}, {which} wrong because of your {_and(roots)}: "
+        f"fix {_and(roots)} first, the first wrong answer, then run the checks after it again."
     )
+
+
+def _and(names: Sequence[str]) -> str:
+    return " and ".join(f"`{n}`" for n in names)
+
+
+def _tensor_of(label: str) -> str:
+    """The tensor an answer is the gradient of: ``probs`` for ``dprobs``."""
+    return label[1:] if label.startswith("d") and label[1:].isidentifier() else label
+
+
+def _chain(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The local derivative alone: the gradient from above (a later tensor's ``dX``) never
+    multiplied in, for every path or for one of them."""
+    if ctx.local is None or ctx.value:
+        return None
+    ways = ctx.local()
+    for left_out, grad in ways:
+        if grad.shape != y.shape or not _near(y, grad, ctx) or _near(e, grad, ctx):
+            continue
+        ups = _and(left_out)
+        if len(ways) == 1 or left_out == ways[0][0]:
+            return "chain", (
+                f"your {ctx.answer} is the local derivative alone: multiply it by {ups}, the "
+                "gradient arriving from above (chain rule: local derivative times the gradient of "
+                "the output)."
+            )
+        tensor = " and ".join(f"`{_tensor_of(a)}`" for a in left_out)
+        return "chain", (
+            f"your {ctx.answer} is right except that its contribution through {tensor} is the "
+            f"local derivative alone: multiply that part by {ups}, the gradient arriving from "
+            "above."
+        )
+    return None
 
 
 def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
@@ -786,9 +848,10 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
     return None
 
 
-def _near(y: torch.Tensor, z: torch.Tensor, ctx: Context) -> bool:
-    """Close up to float rounding at the scale of either tensor (both are sums in some order)."""
-    big = max(float(y.abs().max()), float(z.abs().max())) if y.numel() else 0.0
+def _near(y: torch.Tensor, z: torch.Tensor, ctx: Context, scale: float = 0.0) -> bool:
+    """Close up to float rounding at the scale of either tensor, or of the gradients they were
+    computed from (``scale``): both are sums in some order."""
+    big = max(float(y.abs().max()), float(z.abs().max()), scale) if y.numel() else 0.0
     eps = torch.finfo(y.dtype).eps if y.is_floating_point() else 0.0
     return bool(torch.allclose(y, z.to(y.dtype), rtol=ctx.rtol, atol=ctx.atol + 64 * eps * big))
 

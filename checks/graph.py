@@ -14,13 +14,37 @@ import gc
 import re
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 
 import torch
 
-from checks.diagnose import slot_label
+from checks.diagnose import Given, slot_label
 
 Node = object  # torch.autograd.graph.Node; kept loose so that any graph object fits
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """A learner's earlier checked answer: the tensor it is the gradient of, its name (``dX``), its
+    value, whether it passed, and the first wrong answers it was built on (``roots``: itself for a
+    mistake of its own, those it was taken from for an ``upstream`` one, none for a pass)."""
+
+    tensor: torch.Tensor
+    label: str
+    value: torch.Tensor
+    ok: bool
+    roots: tuple[str, ...] = ()
+
+    @property
+    def own(self) -> bool:
+        """Wrong by a mistake of its own, not only by what it was taken from."""
+        return not self.ok and self.roots == (self.label,)
+
+
+def _roots(wrong: list[Earlier]) -> tuple[str, ...]:
+    """The first wrong answers behind ``wrong``, each once, in order."""
+    return tuple(dict.fromkeys(r for a in wrong for r in (a.roots or (a.label,))))
 
 
 def frame_tensors(frame: FrameType | None) -> dict[str, torch.Tensor]:
@@ -425,30 +449,134 @@ class GraphFacts:
             frontier = nxt_frontier
         return best
 
-    def given(
-        self,
-        learner: Callable[[torch.Tensor], tuple[str, torch.Tensor, bool] | None],
-    ) -> tuple[torch.Tensor, list[str]] | None:
-        """The gradient the rules give when each use's output has the learner's own checked answer
-        as its gradient, with the names of those answers that were wrong; None when none was."""
+    def given(self, earlier: list[Earlier]) -> list[Given]:
+        """The gradient of the tensor when each later tensor the learner has checked gets the
+        learner's answer as its gradient (``Given``), once for each way to read the learner's
+        steps: every earlier answer used, then the answers that are wrong on their own skipped
+        (a fused formula that goes around them). Empty when no wrong answer is involved."""
         if self.root is None or not self._uses:
+            return []
+        marks = self._marks(earlier)
+        out: list[Given] = []
+        for skip_own in (False, True):
+            use = {k: a for k, a in marks.items() if not (skip_own and a.own)}
+            if skip_own and len(use) == len(marks):
+                break
+            front, root_hit = self._frontier(use)
+            wrong = [a for a in front if not a.ok]
+            if not wrong:
+                continue
+            got = self._replay([(a.tensor, a.value) for a in front], root_hit)
+            if got is None:  # the graph was freed: the local rules, where they reach
+                return self._given_by_rules(list(marks.values()))
+            scale = max(float(a.value.detach().abs().max()) for a in front if a.value.numel())
+            out.append(Given(got, tuple(a.label for a in wrong), _roots(wrong), scale))
+        return out
+
+    def local(self, earlier: list[Earlier]) -> list[tuple[tuple[str, ...], torch.Tensor]]:
+        """The gradient with the gradient arriving from above forgotten: each nearest later tensor
+        that has an answer gives ones instead (all of them, then each alone), with the names of the
+        answers left out. Empty when the tensor reaches only the root, or the graph was freed."""
+        if self.root is None or not self._uses:
+            return []
+        front, root_hit = self._frontier(self._marks(earlier))
+        if not front:
+            return []
+        ways = [set(range(len(front)))]
+        if len(front) > 1:
+            ways += [{i} for i in range(len(front))]
+        out = []
+        for forgotten in ways:
+            seeds = [
+                (a.tensor, torch.ones_like(a.tensor) if i in forgotten else a.value)
+                for i, a in enumerate(front)
+            ]
+            got = self._replay(seeds, root_hit)
+            if got is None:
+                return []
+            out.append((tuple(front[i].label for i in sorted(forgotten)), got))
+        return out
+
+    def _marks(self, earlier: list[Earlier]) -> dict[int, Earlier]:
+        """The earlier answers that can stand for a later tensor's gradient, by its graph node."""
+        return {
+            id(a.tensor.grad_fn): a
+            for a in earlier
+            if a.tensor is not self.t
+            and a.tensor.grad_fn is not None
+            and tuple(a.value.shape) == tuple(a.tensor.shape)
+            and a.value.dtype == a.tensor.dtype
+        }
+
+    def _frontier(self, marks: dict[int, Earlier]) -> tuple[list[Earlier], bool]:
+        """The marked tensors (by the id of their graph node) that the tensor reaches through no
+        other marked one, in the order of ``marks``, and whether it reaches the root that way."""
+        found: set[int] = set()
+        root_hit, seen = False, set()
+        stack = [node for node, _ in self._uses]
+        start = self.root.grad_fn
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if id(node) in marks:
+                found.add(id(node))
+            elif node is start:
+                root_hit = True
+            else:
+                stack.extend(self.parents.get(node, []))
+        return [a for k, a in marks.items() if k in found], root_hit
+
+    def _replay(
+        self, seeds: list[tuple[torch.Tensor, torch.Tensor]], root_hit: bool
+    ) -> torch.Tensor | None:
+        """The tensor's gradient by autograd when each seeded tensor's gradient is replaced by its
+        seed (and the root, when reached, starts from 1); None when the graph was freed."""
+        outs = [c for c, _ in seeds]
+        grads = [g.detach().to(c.dtype).reshape(c.shape) for c, g in seeds]
+        if root_hit:
+            outs.append(self.root)
+            grads.append(torch.ones_like(self.root))
+        handles = [c.register_hook(lambda _, g=g: g) for c, g in zip(outs, grads, strict=False)]
+        keep = {id(x): x for x in [*self.names.values(), *outs, self.t] if x.retains_grad}
+        saved = [(x, x.grad) for x in keep.values()]
+        try:
+            (got,) = torch.autograd.grad(
+                outs, [self.t], grads, retain_graph=True, allow_unused=True
+            )
+        except RuntimeError:
             return None
+        finally:
+            for h in handles:
+                h.remove()
+            for x, g in saved:
+                x.grad = g
+        return torch.zeros_like(self.expected) if got is None else got.detach()
+
+    def _given_by_rules(self, earlier: list[Earlier]) -> list[Given]:
+        """``given`` on a freed graph: each use's output takes the learner's answer where it has
+        one, and the operations' rules (``RULES``) give the rest, where they can."""
+        by_tensor = {id(a.tensor): a for a in earlier}
         total, wrong = None, []
         for node, slots in self._uses:
             got = self._output(node)
             if got is None:
-                return None
+                return []
             out, g = got
-            mine = learner(out)
-            if mine is not None and tuple(mine[1].shape) == tuple(g.shape):
-                g = mine[1].to(g.dtype)
-                if not mine[2]:
-                    wrong.append(mine[0])
+            mine = by_tensor.get(id(out)) if out is not None else None
+            if mine is not None and tuple(mine.value.shape) == tuple(g.shape):
+                g = mine.value.to(g.dtype)
+                if not mine.ok:
+                    wrong.append(mine)
             part = self._apply(node, slots, out, g)
             if part is None:
-                return None
+                return []
             total = part if total is None else total + part
-        return (total, wrong) if wrong and total is not None else None
+        if not wrong or total is None:
+            return []
+        scale = max(float(a.value.abs().max()) for a in wrong if a.value.numel())
+        return [Given(total, tuple(a.label for a in wrong), _roots(wrong), scale)]
 
     def swaps(self, candidates: dict[str, torch.Tensor]) -> list[tuple[str, str, torch.Tensor]]:
         """The gradient with the other operand of a product (``*``, ``/``, ``@``) replaced by each

@@ -107,6 +107,7 @@ class Result:
         default=None, repr=False, compare=False
     )  # (yours, expected)
     _shown_in: int | None = field(default=None, repr=False, compare=False)
+    blamed: tuple[str, ...] = ()  # an upstream: the first wrong answers it was built on
 
     def __bool__(self) -> bool:
         return self.ok
