@@ -373,21 +373,23 @@ def _worst(
 
 # ---------------------------------------------------------------- what the learner wrote before
 
-# The answers checked so far, by the tensor they were checked against: (that tensor, the answer's
-# name, a copy of the answer, whether it passed, the first wrong answers behind it). A later check
-# uses them to tell a wrong step from a right step on a wrong upstream answer.
-_ANSWERS: dict[int, tuple[weakref.ref, str, torch.Tensor, bool, tuple[str, ...]]] = {}
+# The answers checked so far, by the tensor they were checked against and the check's name: (that
+# tensor, the answer's name, a copy of the answer, whether it passed, the first wrong answers behind
+# it). A later check uses them to tell a wrong step from a right step on a wrong upstream answer.
+_ANSWERS: dict[tuple[int, str], tuple[weakref.ref, str, torch.Tensor, bool, tuple[str, ...]]] = {}
 
 
 def _remember(t: Any, label: str, y: Any, res: Result) -> None:
     if isinstance(t, torch.Tensor) and isinstance(y, torch.Tensor):
         roots = () if res.ok else (res.blamed if res.mistake == "upstream" else (label,))
-        _ANSWERS.pop(id(t), None)  # a check run again moves to the end: the latest answer
-        _ANSWERS[id(t)] = (weakref.ref(t), label, y.detach().clone(), res.ok, roots)
+        key = (id(t), res.name)
+        _ANSWERS.pop(key, None)  # a check run again moves to the end: its latest answer
+        _ANSWERS[key] = (weakref.ref(t), label, y.detach().clone(), res.ok, roots)
 
 
 def earlier() -> list[Earlier]:
-    """The learner's checked answers whose tensors are still alive, in the order checked."""
+    """The learner's checked answers whose tensors are still alive, in the order checked (a tensor
+    checked twice, as exercise 1's step and a fused formula, has both)."""
     out = []
     for ref, label, value, ok, roots in list(_ANSWERS.values()):
         t = ref()

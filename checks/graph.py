@@ -452,25 +452,26 @@ class GraphFacts:
     def given(self, earlier: list[Earlier]) -> list[Given]:
         """The gradient of the tensor when each later tensor the learner has checked gets the
         learner's answer as its gradient (``Given``), once for each way to read the learner's
-        steps: every earlier answer used, then the answers that are wrong on their own skipped
-        (a fused formula that goes around them). Empty when no wrong answer is involved."""
+        steps: the latest answer of a tensor checked twice, then its first; every earlier answer
+        used, then those wrong on their own skipped (a fused formula that goes around them).
+        Empty when no wrong answer is involved."""
         if self.root is None or not self._uses:
             return []
-        marks = self._marks(earlier)
         out: list[Given] = []
-        for skip_own in (False, True):
-            use = {k: a for k, a in marks.items() if not (skip_own and a.own)}
-            if skip_own and len(use) == len(marks):
-                break
-            front, root_hit = self._frontier(use)
-            wrong = [a for a in front if not a.ok]
-            if not wrong:
-                continue
-            got = self._replay([(a.tensor, a.value) for a in front], root_hit)
-            if got is None:  # the graph was freed: the local rules, where they reach
-                return self._given_by_rules(list(marks.values()))
-            scale = max(float(a.value.detach().abs().max()) for a in front if a.value.numel())
-            out.append(Given(got, tuple(a.label for a in wrong), _roots(wrong), scale))
+        tried: list[set[int]] = []
+        for marks in (self._marks(earlier), self._marks(earlier, first=True)):
+            for skip_own in (False, True):
+                use = {k: a for k, a in marks.items() if not (skip_own and a.own)}
+                front, root_hit = self._frontier(use)
+                wrong = [a for a in front if not a.ok]
+                if not wrong or {id(a) for a in front} in tried:
+                    continue
+                tried.append({id(a) for a in front})
+                got = self._replay([(a.tensor, a.value) for a in front], root_hit)
+                if got is None:  # the graph was freed: the local rules, where they reach
+                    return self._given_by_rules(list(marks.values()))
+                scale = max(float(a.value.abs().max()) for a in front if a.value.numel())
+                out.append(Given(got, tuple(a.label for a in wrong), _roots(wrong), scale))
         return out
 
     def local(self, earlier: list[Earlier]) -> list[tuple[tuple[str, ...], torch.Tensor]]:
@@ -497,16 +498,20 @@ class GraphFacts:
             out.append((tuple(front[i].label for i in sorted(forgotten)), got))
         return out
 
-    def _marks(self, earlier: list[Earlier]) -> dict[int, Earlier]:
-        """The earlier answers that can stand for a later tensor's gradient, by its graph node."""
-        return {
-            id(a.tensor.grad_fn): a
+    def _marks(self, earlier: list[Earlier], first: bool = False) -> dict[int, Earlier]:
+        """The earlier answers that can stand for a later tensor's gradient, by its graph node, in
+        the order checked: for a tensor checked twice its last answer, or its ``first``."""
+        fit = [
+            a
             for a in earlier
             if a.tensor is not self.t
             and a.tensor.grad_fn is not None
             and tuple(a.value.shape) == tuple(a.tensor.shape)
             and a.value.dtype == a.tensor.dtype
-        }
+        ]
+        chosen = {id(a.tensor.grad_fn): a for a in (fit[::-1] if first else fit)}
+        keep = {id(a) for a in chosen.values()}
+        return {id(a.tensor.grad_fn): a for a in fit if id(a) in keep}
 
     def _frontier(self, marks: dict[int, Earlier]) -> tuple[list[Earlier], bool]:
         """The marked tensors (by the id of their graph node) that the tensor reaches through no
