@@ -441,6 +441,7 @@ def _context(
         scale=lambda: graph().upstream_scale(),
         upstream=lambda: graph().given(earlier()),
         local=lambda: graph().local(earlier()),
+        transposed=lambda: graph().transposed(earlier()),
         swaps=lambda: graph().swaps(scope()),
     )
     return ctx
@@ -630,7 +631,8 @@ def guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
 def record(res: Result, quiet: bool = False) -> Result:
     """Remember ``res`` for :func:`summary` and print it unless ``quiet``."""
     _, tries = _RESULTS.get(res.name, (None, 0))
-    _RESULTS[res.name] = (res, tries + 1)  # keeps its first-run place
+    # keeps its first-run place; an answer not written yet (Run All over the `...`) is no try
+    _RESULTS[res.name] = (res, tries + (res.mistake != "missing"))
     if not quiet:
         show(res)
         res._shown_in = execution_count()

@@ -25,7 +25,10 @@ MISTAKES: dict[str, str] = {
         "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong "
         "axis, a missing sum)"
     ),
-    "transpose": "the right values, transposed",
+    "transpose": (
+        "the right values transposed, or a rule applied with the gradient from above transposed "
+        "(`datt.T` where `datt` belongs)"
+    ),
     "sign": "exactly the negative of the gradient",
     "scale": "the gradient times a constant factor (often the batch size or its inverse)",
     "bessel": (
@@ -45,7 +48,10 @@ MISTAKES: dict[str, str] = {
         "a rule applied with the wrong operand: another tensor where the forward input belongs"
     ),
     "alias": "two names for one tensor: an in-place change through one changed the other",
-    "mask": "a softmax's mask applied after it (rows that no longer sum to 1) or not at all",
+    "mask": (
+        "a mask in the wrong place or missing: a softmax's mask after it (rows that no longer sum "
+        "to 1) or never; values where the loss sees nothing (padding targets of -1)"
+    ),
     "wrong": "anything else: the values differ in no recognisable way",
     "no-grad": (
         "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, "
@@ -112,6 +118,8 @@ class Context:
     upstream: Callable[[], list[Given]] | None = None
     # The gradient with the gradient from above forgotten: (the answers left out, the gradient).
     local: Callable[[], list[tuple[tuple[str, ...], torch.Tensor]]] | None = None
+    # The gradient with a square gradient from above transposed: (that answer, the gradient).
+    transposed: Callable[[], list[tuple[str, torch.Tensor]]] | None = None
     # The gradient with one operand of a product replaced by another tensor: (used, meant, grad).
     swaps: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     facts: Any = None  # what the learner's code says (checks.source.SourceFacts)
@@ -373,7 +381,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
-    for test in (_alias, _upstream, _mask, _chain):
+    for test in (_alias, _upstream, _mask, _padding, _chain, _transposed_upstream):
         found = test(y, e, ctx)
         if found:
             return found
@@ -754,6 +762,43 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
     return None
 
 
+def _padding(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Right where the loss reaches, but not zero where the gradient is zero in whole rows (the
+    positions a loss ignores, such as padding targets of -1): a mask left out."""
+    if e.dim() < 2 or e.shape[-1] < 2 or y.shape != e.shape:
+        return None
+    ye, yy = e.reshape(-1, e.shape[-1]), y.reshape(-1, y.shape[-1])
+    dead = (ye == 0).all(1)
+    if not bool(dead.any()) or bool(dead.all()) or not bool(yy[dead].any()):
+        return None
+    k = int(dead.sum())
+    said = (
+        f"your {ctx.answer} has values at the {k} positions where the gradient is zero (positions "
+        "the loss never sees, such as padding targets of -1): they must get 0, so mask them"
+    )
+    if close(yy[~dead], ye[~dead], ctx.rtol, ctx.atol):
+        return "mask", said + "; everywhere else it is right."
+    c = _uniform_factor(yy[~dead], ye[~dead], ctx)
+    if c is None:
+        return None
+    words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target, heads=ctx.head_sizes)
+    return "mask", f"{said}; everywhere else it is {words}: {advice}."
+
+
+def _transposed_upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The rule applied with a square gradient from above transposed (``datt.T`` for ``datt``)."""
+    if ctx.transposed is None:
+        return None
+    for label, grad in ctx.transposed():
+        if grad.shape == y.shape and _near(y, grad, ctx) and not _near(e, grad, ctx):
+            return "transpose", (
+                f"your {ctx.answer} is what the rule gives with the last two axes of {label}, the "
+                "gradient from above, swapped: check which of its axes is which (the forward "
+                "pass's order) and transpose it only where the rule needs it."
+            )
+    return None
+
+
 def _alias(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     """A wrong answer that was right until another name for the same tensor changed it in place."""
     other = getattr(ctx.facts, "changed_through", None)
@@ -814,15 +859,15 @@ def _chain(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         ups = _and(left_out)
         if len(ways) == 1 or left_out == ways[0][0]:
             return "chain", (
-                f"your {ctx.answer} is the local derivative alone: multiply it by {ups}, the "
-                "gradient arriving from above (chain rule: local derivative times the gradient of "
-                "the output)."
+                f"your {ctx.answer} is the local derivative alone: the gradient arriving from "
+                f"above, {ups}, is missing from it (chain rule: the local derivative times the "
+                "gradient of the output)."
             )
         tensor = " and ".join(f"`{_tensor_of(a)}`" for a in left_out)
         return "chain", (
             f"your {ctx.answer} is right except that its contribution through {tensor} is the "
-            f"local derivative alone: multiply that part by {ups}, the gradient arriving from "
-            "above."
+            f"local derivative alone: {ups}, the gradient arriving from above, is missing from "
+            "that part."
         )
     return None
 

@@ -51,11 +51,11 @@ class Edge:
     state: str = ""  # "" | "missing"
 
 
-# fill, border, text colour per state (GitHub's Primer palette: green, amber, red, grey)
+# fill, border, text colour per state (GitHub's Primer palette: green, amber, blue, red, grey)
 _PALETTE = {
     "pass": ("#dafbe1", "#1a7f37", "#116329"),
     "note": ("#fff8c5", "#9a6700", "#7d4e00"),
-    "upstream": ("#fff8c5", "#9a6700", "#7d4e00"),
+    "upstream": ("#ddf4ff", "#0969da", "#0550ae"),
     "fail": ("#ffebe9", "#cf222e", "#a40e26"),
     "missing": ("#f6f8fa", "#6e7781", "#57606a"),
     "": ("#ffffff", "#6e7781", "#24292f"),
@@ -350,7 +350,13 @@ def _spread(count: int, h: float, op: bool) -> list[float]:
 
 def _legend(nodes: Sequence[Node], edges: Sequence[Edge]) -> list[tuple[str, str]]:
     """The legend's entries: (what, label)."""
-    items = [("pass", "pass"), ("note", "note"), ("fail", "wrong"), ("missing", "not written")]
+    items = [
+        ("pass", "pass"),
+        ("note", "note"),
+        ("upstream", "right, on a wrong earlier answer"),
+        ("fail", "wrong"),
+        ("missing", "not written"),
+    ]
     if any(n.state == "" and n.kind != "op" for n in nodes):
         items.append(("", "not checked"))
     if any(e.state == "missing" for e in edges):

@@ -3,9 +3,11 @@
 The grader judges answers outside the learner's kernel, where there is no graph. The reference run
 of the instructor's notebook records, for each ``cmp('X', dX, X)`` of an answer cell, what the
 notebook's diagnosis reads off the graph: each use's contribution, the index tensors of lookups,
-the size of the gradients arriving at the uses, and the gradient with a product's operand swapped
-for another tensor. The grader's judgement reads these instead of the graph, so that the notebook
-and the grader name a mistake with the same word and hint.
+the size of the gradients arriving at the uses, the gradient with a product's operand swapped
+for another tensor, and the gradient with the gradient from above forgotten (ones in its place)
+or, where it is square, transposed.
+The grader's judgement reads these instead of the graph, so that the notebook and the grader name
+a mistake with the same word and hint.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import torch
 
 from checks.diagnose import Context
 from checks.graph import GraphFacts, scope_tensors
+
+# The facts' format: part of the key of a cached reference run, so that a reference recorded by an
+# earlier grader (without the later facts) is made again.
+VERSION = 2
 
 # cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's
 # expression
@@ -35,6 +41,8 @@ def of(
     loss: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """The graph facts of ``t`` (which has its ``.grad``), found as ``cmp`` finds them."""
+    from checks.compare import earlier  # the notebook's checked answers so far, as cmp sees them
+
     g = GraphFacts(t, t.grad.detach(), names, loss)
     return {
         "paths": [[label, c] for label, c in g.paths()],
@@ -42,6 +50,8 @@ def of(
         "index": list(g.index_uses()),
         "scale": float(g.upstream_scale() or 0.0),
         "swaps": [[used, meant, grad] for used, meant, grad in g.swaps(names)],
+        "local": [[list(left_out), grad] for left_out, grad in g.local(earlier())],
+        "transposed": [[label, grad] for label, grad in g.transposed(earlier())],
     }
 
 
@@ -86,4 +96,8 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     scale = float(facts.get("scale", 0.0))
     ctx.scale = lambda: scale if math.isfinite(scale) else 0.0
     ctx.swaps = lambda: swaps
+    local = [(tuple(str(a) for a in left_out), x) for left_out, x in facts.get("local", [])]
+    ctx.local = lambda: local
+    transposed = [(str(label), x) for label, x in facts.get("transposed", [])]
+    ctx.transposed = lambda: transposed
     return ctx

@@ -51,6 +51,7 @@ import torch
 from checks import recorder, sandbox
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
+from checks.facts import VERSION as FACTS_VERSION
 from checks.facts import apply, targets
 from checks.hints import HINTS
 from checks.paths import SOLUTIONS, cache_dir
@@ -917,6 +918,7 @@ def judge_one(
             ctx = apply(ctx, facts if isinstance(facts, dict) else None)
         except Exception:  # facts of another version of the grader: judge without them
             ctx.paths = ctx.terms = ctx.index_uses = ctx.scale = ctx.swaps = None
+            ctx.local = ctx.transposed = None
         ctx = with_source(ctx, code, var, answers) if not value else ctx
         yt, notes = answer(name, y, expected, label=var)
         ctx.notes = notes + ctx.notes
@@ -1002,7 +1004,7 @@ class Grader:
         """The file that keeps ``ex``'s reference values for these settings."""
         s = self.settings
         key = hashlib.sha256(
-            (ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed").encode()
+            (ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed/{FACTS_VERSION}").encode()
         ).hexdigest()[:16]
         return self.cache / f"{ex.path.stem}-{key}.pt"
 

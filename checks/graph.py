@@ -498,6 +498,24 @@ class GraphFacts:
             out.append((tuple(front[i].label for i in sorted(forgotten)), got))
         return out
 
+    def transposed(self, earlier: list[Earlier]) -> list[tuple[str, torch.Tensor]]:
+        """The gradient with one square gradient from above (a nearest later tensor's answer, its
+        last two axes of one size) transposed, with that answer's name in backticks."""
+        if self.root is None or not self._uses:
+            return []
+        front, root_hit = self._frontier(self._marks(earlier))
+        out = []
+        for a in front:
+            shape = a.value.shape
+            if a.value.dim() < 2 or shape[-1] != shape[-2] or shape[-1] < 2:
+                continue
+            seeds = [(b.tensor, b.value.transpose(-2, -1) if b is a else b.value) for b in front]
+            got = self._replay(seeds, root_hit)
+            if got is None:
+                return []
+            out.append((f"`{a.label}`", got))
+        return out
+
     def _marks(self, earlier: list[Earlier], first: bool = False) -> dict[int, Earlier]:
         """The earlier answers that can stand for a later tensor's gradient, by its graph node, in
         the order checked: for a tensor checked twice its last answer, or its ``first``."""

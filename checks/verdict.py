@@ -18,11 +18,13 @@ from typing import Any
 # styles only, no theme variables, no <style> element, no class that carries a look: the
 # ``workbook-*`` classes are hooks for tests).
 PASS, FAIL, TODO, NOTE = "#1a7f37", "#cf222e", "#8c959f", "#9a6700"
+UPSTREAM = "#0969da"  # a right step on a wrong earlier answer: look elsewhere, not here
 TINT = {
     PASS: "rgba(26,127,55,0.10)",
     FAIL: "rgba(207,34,46,0.10)",
     TODO: "rgba(140,149,159,0.12)",
     NOTE: "rgba(191,135,0,0.12)",
+    UPSTREAM: "rgba(9,105,218,0.10)",
 }
 
 
@@ -232,7 +234,7 @@ def _of_worst(res: Result, part: str) -> Any:
     return getattr(res.worst, part) if res.worst is not None else None
 
 
-COLOURS = {"pass": PASS, "note": NOTE, "upstream": NOTE, "missing": TODO, "fail": FAIL}
+COLOURS = {"pass": PASS, "note": NOTE, "upstream": UPSTREAM, "missing": TODO, "fail": FAIL}
 
 
 def _num(x: float) -> str:

@@ -368,6 +368,17 @@ def test_summary_lists_latest_status_and_tries(capsys):
     assert "<table " in html and "sign" in html
 
 
+def test_an_answer_not_written_yet_is_no_try():
+    """Run All over the student copy runs every check on its `...`: that counts no try."""
+    t = leaf_with_grad((2, 2))
+    for _ in range(3):
+        cmp("a", ..., t, quiet=True)
+    assert checks.summary().rows[0][1] == 0
+    cmp("a", -t.grad, t, quiet=True)
+    cmp("a", t.grad.clone(), t, quiet=True)
+    assert checks.summary().rows[0][1] == 2
+
+
 def test_result_is_not_echoed_twice_in_the_same_cell(monkeypatch, capsys):
     from checks import compare
 

@@ -137,12 +137,29 @@ def test_legend_names_the_states():
     root = parse(svg(nodes, edges))
     legend = next(g for g in root.iter(f"{NS}g") if g.get("class") == "legend")
     words = texts(legend)
-    for word in ("pass", "note", "wrong", "not written", "missing path"):
+    for word in ("pass", "note", "right, on a wrong earlier answer", "wrong", "not written"):
         assert word in words
+    assert "missing path" in words
     plain = [Node("a", "a"), Node("b", "b")]
     assert not [
         g for g in parse(svg(plain, [Edge("a", "b")])).iter(f"{NS}g") if g.get("class") == "legend"
     ]
+
+
+def test_upstream_has_a_colour_of_its_own():
+    """A right step on a wrong earlier answer is neither a pass, a note nor a failure: its own
+    colour in the check's line, the summary and the map, and its own entry in the legend."""
+    from checks.verdict import COLOURS
+
+    assert len(set(COLOURS.values())) == len(COLOURS)
+    nodes = [Node("a", "a", state="upstream"), Node("b", "b", state="note")]
+    root = parse(svg(nodes, [Edge("a", "b")]))
+    strokes = {
+        g.get("data-id"): {s.get("stroke") for s in g if s.get("stroke")}
+        for g in root.iter(f"{NS}g")
+        if g.get("data-id")
+    }
+    assert strokes["a"] == {COLOURS["upstream"]} and strokes["a"] != strokes["b"]
 
 
 def test_layout_runs_forwards_and_boxes_do_not_overlap():

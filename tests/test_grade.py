@@ -64,6 +64,8 @@ def make_submissions(root):
             dC=["torch.zeros_like(C)\ndC[Xb] += demb", a["dC"][1]],  # indexed +=
             dhpreact=["hpreact.grad", a["dhpreact"][1]],  # autograd's own
             dbnmeani=["(-dbndiff).sum(0)"],  # the lecture's (64,)
+            dprobs=["1.0 / probs"],  # the local derivative alone: no dlogprobs
+            dnorm_logits=["counts"],  # the same: no dcounts
         ),
     )
     save("ursula-two-copies", filled())
@@ -366,7 +368,10 @@ def test_grader_names_what_the_notebook_names(graded):
         "ex1/dW1": "operand",
         "ex1/dC": "accumulate",
         "ex1/dhpreact": "autograd-grad",
+        "ex1/dprobs": "chain",
+        "ex1/dnorm_logits": "chain",
     }, {c: r["reason"] for c, r in bad.items()}
+    assert "from above, `dlogprobs`, is missing" in bad["ex1/dprobs"]["reason"]
     assert "`dembcat` where `embcat` belongs" in bad["ex1/dW1"]["reason"]
     assert "through `counts_sum`" in bad["ex1/dcounts"]["reason"]
     assert mine["ex1/dbnmeani"]["passed"] == "true" and mine["ex1/dbnmeani"]["note"].startswith(

@@ -356,14 +356,20 @@ def test_only_the_training_and_what_follows_is_ignored_by_nbval():
 
 UNSCALED_DQ = "torch.einsum('bhts,bhsd->bhtd', datt, k)"  # no 1/sqrt(head_size)
 TRANSPOSED_DQ = "(k.transpose(-2, -1) @ datt.transpose(-2, -1)) / math.sqrt(hs)"
+UNTRANSPOSED_DK = "torch.einsum('bhst,bhtd->bhsd', datt, q) / math.sqrt(hs)"  # datt as it is
+UNMASKED_DLOGITS = (  # the padding targets (-1) get a gradient too
+    "(logits.softmax(-1) - F.one_hot(Yb.clamp(min=0), vocab_size).to(logits.dtype))"
+    " / (Yb != -1).sum()"
+)
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Four learners through the grader: every answer right (written independently), one with
     two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), one
-    whose ``dq`` lacks the scale 1/sqrt(head_size), and one with Bessel's correction in a layer
-    norm's steps (exercise 1) and in ``layernorm_backward`` (exercise 2)."""
+    whose ``dq`` lacks the scale 1/sqrt(head_size) (and whose ``dlogits`` lacks the padding
+    mask, and whose ``dk`` takes ``datt`` untransposed), and one with Bessel's correction in a
+    layer norm's steps (exercise 1) and in ``layernorm_backward`` (exercise 2)."""
     solutions = tmp_path_factory.mktemp("solutions")
     shutil.copy(SOLUTION, solutions / NAME)
     subs = tmp_path_factory.mktemp("submissions")
@@ -372,7 +378,14 @@ def graded(tmp_path_factory):
         "slips": fill(
             read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])
         ),
-        "unscaled-dq": fill(read(STUDENT), answers(dq=[UNSCALED_DQ, ANSWERS["dq"][1]])),
+        "unscaled-dq": fill(
+            read(STUDENT),
+            answers(
+                dq=[UNSCALED_DQ, ANSWERS["dq"][1]],
+                dk=[UNTRANSPOSED_DK, ANSWERS["dk"][1]],
+                dlogits=[UNMASKED_DLOGITS],
+            ),
+        ),
         "bessel": fill(
             read(STUDENT),
             answers(dlnf_diff2=[BESSEL_STEP], dx=[BESSEL_FUSED, ANSWERS["dx"][1]]),
@@ -414,9 +427,19 @@ def test_grading_names_each_slip_and_fails_nothing_else(graded):
 
 def test_grading_names_a_missing_attention_scale_by_the_head_size(graded):
     bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and r["passed"] != "true"}
-    assert set(bad) == {"ex1/dq"}, sorted(bad)
+    assert set(bad) == {"ex1/dq", "ex1/dk", "ex1/dlogits"}, sorted(bad)
     assert bad["ex1/dq"]["mistake"] == "scale", bad["ex1/dq"]
     assert "the square root of the head size" in bad["ex1/dq"]["feedback"], bad["ex1/dq"]
+
+
+def test_grading_names_a_missing_padding_mask_and_an_untransposed_datt(graded):
+    """Two more slips of exercise 1, named by the grader as the notebook names them (issue 22):
+    ``dlogits`` with values at the padding positions, ``dk`` from ``datt`` untransposed."""
+    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and r["passed"] != "true"}
+    assert bad["ex1/dlogits"]["mistake"] == "mask", bad["ex1/dlogits"]
+    assert "padding targets of -1" in bad["ex1/dlogits"]["feedback"]
+    assert bad["ex1/dk"]["mistake"] == "transpose", bad["ex1/dk"]
+    assert "`datt`, the gradient from above" in bad["ex1/dk"]["feedback"], bad["ex1/dk"]
 
 
 def test_grading_names_bessels_correction_in_a_layer_norm(graded):

@@ -28,7 +28,7 @@ from checks.compare import Summary, expect, reset
 from checks.draw import Drawing, value_graph
 from checks.heatmap import diff_html
 from checks.hints import Hint
-from checks.verdict import COLOURS, FAIL, NOTE, PASS
+from checks.verdict import COLOURS, FAIL, NOTE, PASS, UPSTREAM
 from tests.builders import Value
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ VOID = {
 }
 PAINTED = {"rect", "ellipse", "circle", "path", "line", "polygon", "polyline", "text"}
 STATE = re.compile(r"^(?:workbook-|state-)?(pass|note|upstream|missing|fail)$")
-SVG_COLOUR = {"pass": PASS, "fail": FAIL, "note": NOTE, "upstream": NOTE}  # a map node's border
+SVG_COLOUR = {"pass": PASS, "fail": FAIL, "note": NOTE, "upstream": UPSTREAM}  # a map node's border
 
 
 # ---------------------------------------------------------------- a small DOM from html.parser
