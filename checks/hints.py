@@ -3,26 +3,35 @@
 The rungs come from the solution notebooks (the ``# hint dX: ...`` comment lines above each
 solution block, written to ``checks/hints/<notebook>.json`` by ``python -m checks.student``): the
 idea (what the tensor feeds, which rule applies), the local derivative, a skeleton with blanks.
-The solution lines themselves come only with ``hint("counts", reveal=True)``. When the learner's
-last answer for that name failed, the first rung starts from that mistake. ``summary()`` shows
-how many rungs each check used.
+The solution lines themselves come only with ``hint("counts", reveal=True)``.
+
+The ladder follows the learner. A name that several notebooks ask for (``dW1``) gets the ladder
+of the notebook open in the kernel, or, where no path is known (nbclient, Colab, VS Code), of the
+notebook whose checks this kernel ran most recently. When the learner's last answer for the name
+failed, the rung speaks to that mistake, and a new, different mistake starts the ladder again at
+its first rung. A step that is right but built on a wrong earlier answer (``upstream``) gets no
+rung: the hint names the earlier answer to fix. ``summary()`` shows how many rungs each check
+used.
 """
 
 from __future__ import annotations
 
 import collections
+import difflib
 import html
 import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from checks.verdict import NOTE, code_html
+from checks.verdict import NOTE, Result, code_html
 
 HINTS = Path(__file__).resolve().parent / "hints"
 RUNG_NAMES = ("the idea", "the local derivative", "a skeleton")
-_USED: collections.Counter = collections.Counter()  # (notebook, answer name) -> rungs shown
-_REVEALED: set[tuple[str, str]] = set()
+_USED: collections.Counter = collections.Counter()  # (notebook, answer, which) -> deepest rung
+_AT: dict[tuple[str, str, int], int] = {}  # the rung the next call gives, from 0
+_SPOKE: dict[tuple[str, str, int], tuple[str, str]] = {}  # the (mistake, hint) last spoken to
+_REVEALED: set[tuple[str, str, int]] = set()
 
 
 @cache
@@ -35,27 +44,28 @@ def _ladders() -> dict[str, dict[str, dict]]:
 
 @dataclass
 class Hint:
-    """One rung, as data; shown as text or HTML."""
+    """One rung, as data; shown as text or HTML. ``number`` is 1-based, 0 for the solution
+    (``of`` rungs) or for a message that is no rung (``of`` 0: no ladder, an earlier answer)."""
 
     name: str
-    number: int  # 1-based; 0 for the solution
+    number: int
     of: int
     title: str
     text: str
     after: str = ""  # what to do next
 
+    def _where(self, sep: str) -> str:
+        return f"{self.number} of {self.of}{sep}{self.title}" if self.number else self.title
+
     def __str__(self) -> str:
-        head = f"hint for {self.name}" + (
-            f" ({self.number} of {self.of}: {self.title})" if self.number else f" ({self.title})"
-        )
+        head = f"hint for {self.name} ({self._where(': ')})"
         return "\n".join(filter(None, [head, self.text, self.after]))
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         head = html.escape(
-            f"{self.name}: "
-            + (f"hint {self.number} of {self.of}, {self.title}" if self.number else self.title)
+            f"{self.name}: " + (f"hint {self._where(', ')}" if self.number else self.title)
         )
         # inline only: JupyterLab's stylesheet gives a <pre> its code font, no padding, no border
         # and the page's background; say so here, for VS Code and Colab
@@ -63,9 +73,11 @@ class Hint:
             "margin:4px 0;padding:0;border:none;background:transparent;color:inherit;"
             "font-family:monospace;white-space:pre-wrap;text-align:left"
         )
+        solution = self.number == 0 and self.of > 0
+        skeleton = 0 < self.number == self.of and "\n" in self.text
         body = (
             f"<pre style='{pre}'>{html.escape(self.text)}</pre>"
-            if self.number in (0, self.of) and "\n" in self.text or self.number == 0
+            if solution or skeleton
             else f"<div style='margin:4px 0'>{code_html(self.text)}</div>"
         )
         after = f"<div style='color:#57606a'>{code_html(self.after)}</div>" if self.after else ""
@@ -76,19 +88,63 @@ class Hint:
         )
 
 
+def _known() -> list[str]:
+    """Every answer name some ladder is written for."""
+    return sorted({n for ladders in _ladders().values() for n in ladders})
+
+
 def _answer(name: str) -> str:
     """``counts`` and ``dcounts`` both mean the answer ``dcounts``; a check of no ``d`` (notebook
-    01's ``mul``) is kept."""
-    known = {n for ladders in _ladders().values() for n in ladders}
-    return "d" + name if "d" + name in known or name not in known else name
+    01's ``mul``) is kept, and so is a name no ladder has."""
+    known = set(_known())
+    return "d" + name if name not in known and "d" + name in known else name
 
 
-def _notebook(answer: str) -> str | None:
-    """The notebook whose ladder has ``answer``: the only one, else the one open in the kernel
-    (JupyterLab's ``__session__``, VS Code's ``__vsc_ipynb_file__``), else the first."""
-    having = [nb for nb, ladders in _ladders().items() if answer in ladders]
-    if len(having) <= 1:
-        return having[0] if having else None
+def _asked_as(answer: str, like: str) -> str:
+    """``answer`` the way ``like`` was asked: ``counts`` for ``dcounts`` when ``like`` had no d."""
+    if like.startswith("d") or not answer.startswith("d") or answer[1:] in _known():
+        return answer
+    return answer[1:]
+
+
+def _results() -> list[Result]:
+    from checks.compare import results
+
+    return results()
+
+
+def _recency() -> dict[str, tuple[int, int]]:
+    """Each check this kernel has run, by how recently: the execution count of the cell that
+    showed its latest result (-1 when quiet), then its place among the results."""
+    return {r.name: (getattr(r, "_shown_in", None) or -1, i) for i, r in enumerate(_results())}
+
+
+@cache
+def _expected(notebook: str) -> tuple[str, ...]:
+    """The checks a notebook's executed solution shows, in order."""
+    from checks.compare import expected_checks
+
+    return tuple(expected_checks(notebook))
+
+
+def _checks_of(notebook: str) -> frozenset[str]:
+    """The names of a notebook's checks: its ladders' and those its executed solution shows."""
+    ladders = _ladders().get(notebook, {})
+    own = {lad.get("check", "") for options in ladders.values() for lad in options}
+    return frozenset(own) | frozenset(_expected(notebook))
+
+
+def _gaps(notebook: str, ran: dict) -> int:
+    """How many of a notebook's checks, up to the farthest one this kernel ran, it has not run
+    (a learner works from the top): fewer gaps, a likelier notebook."""
+    order = _expected(notebook)
+    last = max((i for i, c in enumerate(order) if c in ran), default=0)
+    return sum(c not in ran for c in order[:last])
+
+
+def _open_stem() -> str:
+    """The number of the notebook open in the kernel ("03"), from JupyterLab's ``__session__``
+    or VS Code's ``__vsc_ipynb_file__``; "" where neither is known."""
     try:
         from IPython import get_ipython
 
@@ -96,32 +152,110 @@ def _notebook(answer: str) -> str | None:
     except ImportError:
         ns = {}
     open_file = str(ns.get("__session__") or ns.get("__vsc_ipynb_file__") or "")
-    stem = Path(open_file).name.split("-")[0]
-    return next((nb for nb in having if stem and nb.split("-")[0] == stem), having[0])
+    return Path(open_file).name.split("-")[0] if open_file else ""
 
 
-def _results() -> dict:
-    from checks.compare import _RESULTS
+def _evidence(candidates: list[str]) -> dict[str, tuple]:
+    """For each candidate notebook, what says this kernel works on it, strongest first: it is the
+    one open in the kernel; how recently the kernel ran one of its own checks (those not every
+    candidate has); how many of them; how few of its checks were skipped (:func:`_gaps`)."""
+    stem, ran = _open_stem(), _recency()
+    checks = {nb: _checks_of(nb) for nb in candidates}
+    shared = frozenset.intersection(*checks.values()) if len(checks) > 1 else frozenset()
+    found = {}
+    for nb in candidates:
+        own = [ran[c] for c in checks[nb] - shared if c in ran]
+        is_open = bool(stem) and nb.split("-")[0] == stem
+        found[nb] = (is_open, max(own, default=(-2, -1)), len(own), -_gaps(nb, ran))
+    return found
 
-    return _RESULTS
+
+def _ranked(candidates: list[str]) -> list[str]:
+    """``candidates`` (notebook stems), the likeliest first by :func:`_evidence`; ties keep
+    their order."""
+    if len(candidates) <= 1:
+        return list(candidates)
+    evidence = _evidence(candidates)
+    return sorted(candidates, key=evidence.__getitem__, reverse=True)  # stable: ties keep order
 
 
-def _pick(answer: str, ladders: list[dict]) -> int:
-    """Of the ladders of a name asked more than once (notebook 01's ``da``), the one whose check
-    the learner ran last; the first when none has run."""
-    ran = list(_results())
-    at = {
-        i: max((k for k, key in enumerate(ran) if key == lad.get("check")), default=-1)
-        for i, lad in enumerate(ladders)
-    }
+def _in_use() -> str | None:
+    """The notebook this kernel works on, when the open path or the checks it ran say so."""
+    evidence = _evidence(list(_ladders()))
+    best = max(evidence, key=evidence.__getitem__, default=None)
+    return best if best is not None and (evidence[best][0] or evidence[best][2]) else None
+
+
+def _having(answer: str) -> list[str]:
+    return [nb for nb, ladders in _ladders().items() if answer in ladders]
+
+
+def _notebook(answer: str) -> str | None:
+    """The notebook whose ladder for ``answer`` to give: the one this kernel works on
+    (:func:`_in_use`), None when that one has none; else the likeliest (:func:`_ranked`)."""
+    having, use = _having(answer), _in_use()
+    if use is not None and having:
+        return use if use in having else None
+    return next(iter(_ranked(having)), None)
+
+
+def _pick(ladders: list[dict]) -> int:
+    """Of the ladders of a name asked more than once in one notebook (01's ``da``, 03's
+    ``dlogits``), the one whose check the learner ran last; the first when none has run."""
+    ran = _recency()
+    at = {i: ran.get(lad.get("check", ""), (-2, -1)) for i, lad in enumerate(ladders)}
     best = max(at, key=lambda i: (at[i], -i))
-    return best if at[best] >= 0 else 0
+    return best if at[best] > (-2, -1) else 0
 
 
-def _last_failure(check: str):
-    """The learner's last result for the check ``check`` when it failed, else None."""
-    got = _results().get(check)
-    return got[0] if got is not None and not got[0].ok else None
+def _latest(check: str) -> Result | None:
+    """The learner's latest result for the check named ``check``, if it has run."""
+    return next((r for r in _results() if r.name == check), None)
+
+
+def _unknown(name: str, answer: str) -> Hint:
+    """No ladder for ``name`` (in the notebook in use): the names it most likely meant there, or
+    the ladders there are, and the notebooks that have one for it."""
+    nb = _in_use()
+    names = list(_ladders()[nb]) if nb else _known()
+    pool = {form: n for n in names for form in (n, _asked_as(n, ""))}
+    near = list(dict.fromkeys(pool[m] for m in difflib.get_close_matches(name, pool, 4, 0.6)))
+    spelled = answer if answer in _known() or name.startswith("d") else f"{name} or d{name}"
+    text = f"there is no hint ladder for {spelled}" + (f" in {nb}" if nb else "")
+    if near:
+        after = "did you mean " + " or ".join(f"hint({_asked_as(n, name)!r})" for n in near[:3])
+        after += "?"
+    else:
+        after = f"ladders exist for: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}"
+    elsewhere = [other for other in _having(answer) if other != nb]
+    if elsewhere:
+        text += f" ({' and '.join(elsewhere)} {'has' if len(elsewhere) == 1 else 'have'} one)"
+    return Hint(name, 0, 0, "no hints", text, after)
+
+
+def _upstream(name: str, answer: str, res: Result) -> Hint:
+    """A right step on a wrong earlier answer: no rung, the earlier answer to fix."""
+    wrong = [b for b in res.blamed if b]
+    names = " and ".join(f"`{b}`" for b in wrong) or "an earlier answer"
+    text = (
+        f"Your {answer} is right as a step: it only carries on the error of your {names}, which "
+        f"{'is' if len(wrong) <= 1 else 'are'} wrong. Fix {names} first, then run this check again."
+    )
+    ladders = [b for b in wrong if _answer(b) in _known()]
+    after = (
+        f"hint({_asked_as(_answer(ladders[0]), name)!r}) helps with {ladders[0]}"
+        if ladders
+        else f"hint({name!r}, reveal=True) shows this step's solution"
+    )
+    return Hint(answer, 0, 0, "an earlier answer is wrong", text, after)
+
+
+def _mistake(res: Result | None) -> tuple[str, str] | None:
+    """The mistake a failed result names, as (word, hint); None for a pass or an answer not
+    written yet."""
+    if res is None or res.ok or res.mistake == "missing":
+        return None
+    return (res.mistake or "fail", res.hint or "")
 
 
 def hint(name: str, reveal: bool = False) -> Hint:
@@ -130,48 +264,44 @@ def hint(name: str, reveal: bool = False) -> Hint:
     answer = _answer(name)
     nb = _notebook(answer)
     if nb is None:
-        known = sorted({n for ladders in _ladders().values() for n in ladders})
-        return Hint(
-            answer,
-            1,
-            1,
-            "no hints",
-            f"there is no hint ladder for {answer}",
-            f"ladders exist for: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}",
-        )
+        return _unknown(name, answer)
     options = _ladders()[nb][answer]
-    which = _pick(answer, options)
-    ladder = options[which]
+    which = _pick(options)
+    ladder, key = options[which], (nb, answer, which)
     rungs = list(ladder.get("rungs") or [])
-    key = (nb, answer, which)
     if reveal:
         _REVEALED.add(key)
         _USED[key] = max(_USED[key], len(rungs))
         return Hint(answer, 0, len(rungs), "the solution", ladder["solution"])
     if not rungs:
-        return Hint(
-            answer,
-            1,
-            1,
-            "no hints written",
-            f"no hint ladder is written for {answer} yet",
-            f"hint({name!r}, reveal=True) shows the solution",
-        )
-    k = min(_USED[key], len(rungs) - 1)
-    _USED[key] = k + 1
+        text = f"no hint ladder is written for {answer} yet"
+        return Hint(answer, 0, 0, "no hints written", text, f"hint({name!r}, reveal=True) shows it")
+    res = _latest(ladder.get("check", answer[1:]))
+    if res is not None and res.mistake == "upstream":
+        return _upstream(name, answer, res)
+    return _rung(name, answer, key, rungs, res)
+
+
+def _rung(name: str, answer: str, key: tuple[str, str, int], rungs: list[str], res) -> Hint:
+    """The next rung of ``rungs``; from the first again, speaking to it, on a new mistake."""
+    mistake = _mistake(res)
+    k = _AT.get(key, 0)
+    if mistake is not None and mistake != _SPOKE.get(key):
+        k = 0  # a new mistake: start again from the idea, and say what went wrong
+    k = min(k, len(rungs) - 1)
+    _AT[key] = k + 1
+    _USED[key] = max(_USED[key], k + 1)
     text = rungs[k]
-    failed = _last_failure(ladder.get("check", answer[1:])) if k == 0 else None
-    if failed is not None and failed.hint:
-        text = f"Your last {answer} failed ({failed.status}): {failed.hint}\n{text}"
+    if mistake is not None and k == 0:
+        _SPOKE[key] = mistake
+        text = f"Your last {answer} failed ({mistake[0]}): {mistake[1]}\n{text}"
     more = (
         f"hint({name!r}) again for the next one"
         if k + 1 < len(rungs)
         else f"that was the last rung; hint({name!r}, reveal=True) shows the solution"
     )
-    title = (
-        RUNG_NAMES[k] if k < len(RUNG_NAMES) and len(rungs) == len(RUNG_NAMES) else f"rung {k + 1}"
-    )
-    return Hint(answer, k + 1, len(rungs), title, text, more)
+    three = len(rungs) == len(RUNG_NAMES)
+    return Hint(answer, k + 1, len(rungs), RUNG_NAMES[k] if three else f"rung {k + 1}", text, more)
 
 
 def used(check: str) -> tuple[int, bool]:
@@ -186,5 +316,8 @@ def used(check: str) -> tuple[int, bool]:
 
 
 def reset() -> None:
+    """Forget every rung shown, revealed and spoken to (a fresh start)."""
     _USED.clear()
+    _AT.clear()
+    _SPOKE.clear()
     _REVEALED.clear()

@@ -50,15 +50,37 @@ def test_a_hint_for_a_name_the_block_does_not_assign_is_refused():
 
 
 @pytest.fixture
-def ladder_of(tmp_path, monkeypatch):
-    ladder = {"check": "counts", **ladders(CELL)["dcounts"]}
-    (tmp_path / "03-makemore-backprop.json").write_text(json.dumps({"dcounts": [ladder]}))
+def use_ladders(tmp_path, monkeypatch):
+    """Write ladders as ``{notebook: {answer: [ladder, ...]}}`` and give hints from them alone."""
+
+    def use(found: dict[str, dict]) -> None:
+        for notebook, by_name in found.items():
+            (tmp_path / f"{notebook}.json").write_text(json.dumps(by_name))
+        hints._ladders.cache_clear()
+
     monkeypatch.setattr(hints, "HINTS", tmp_path)
+    hints.reset()
+    reset()
+    yield use
     hints._ladders.cache_clear()
     hints.reset()
     reset()
-    yield
+
+
+@pytest.fixture
+def ladder_of(use_ladders):
+    use_ladders(
+        {"03-makemore-backprop": {"dcounts": [{"check": "counts", **ladders(CELL)["dcounts"]}]}}
+    )
+
+
+@pytest.fixture
+def real_ladders():
+    """The committed ladders, and a kernel that has run nothing yet."""
     hints._ladders.cache_clear()
+    hints.reset()
+    reset()
+    yield json.loads
     hints.reset()
     reset()
 
@@ -175,3 +197,152 @@ def test_a_self_study_edition_keeps_the_fuller_comments(tmp_path):
     assert (ROOT / "notebooks" / "03-makemore-backprop.ipynb").read_text() != (
         tmp_path / "03-makemore-backprop.ipynb"
     ).read_text()
+
+
+# ---------------------------------------------------------------- hints that follow the learner
+
+
+def counts_and_its_gradient():
+    """``counts`` (3, 4) with its gradient, the ``w`` of ``loss = (counts * w).sum()``."""
+    counts = torch.rand(3, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    w = torch.arange(12.0).view(3, 4) - 5.0
+    (counts * w).sum().backward()
+    return counts, w
+
+
+def test_a_new_mistake_starts_the_ladder_again_and_speaks_to_it(ladder_of):
+    counts, w = counts_and_its_gradient()
+    checks.cmp("counts", -w, counts, quiet=True)  # a sign slip
+    first = checks.hint("counts")
+    assert first.number == 1 and first.text.startswith("Your last dcounts failed (sign): ")
+    assert checks.hint("counts").number == 2
+    checks.cmp("counts", -w, counts, quiet=True)  # run again unchanged: the same mistake
+    assert checks.hint("counts").number == 3
+    checks.cmp("counts", 2 * w, counts, quiet=True)  # fixed the sign, doubled it
+    again = checks.hint("counts")
+    assert again.number == 1 and again.text.startswith("Your last dcounts failed (scale): ")
+    assert "2 times" in again.text and "sign" not in again.text
+    assert checks.hint("counts").number == 2  # the same mistake: the ladder goes on
+    checks.cmp("counts", -w, counts, quiet=True)  # back to a slip spoken to before, not last
+    assert checks.hint("counts").text.startswith("Your last dcounts failed (sign)")
+    assert hints.used("counts") == (3, False)  # the deepest rung shown, not the calls
+
+
+def test_an_answer_not_written_yet_is_no_mistake_to_speak_to(ladder_of):
+    counts, _ = counts_and_its_gradient()
+    checks.cmp("counts", ..., counts, quiet=True)
+    shown = [checks.hint("counts") for _ in range(2)]
+    assert [h.number for h in shown] == [1, 2] and "failed" not in shown[0].text
+
+
+def test_an_upstream_step_is_told_it_is_right_and_pointed_at_the_wrong_answer(use_ladders):
+    rungs = ["the idea", "the slope", "d_ = ____"]
+    use_ladders(
+        {
+            "03-makemore-backprop": {
+                "dy": [{"check": "y", "rungs": rungs, "solution": "dy = w.clone()"}],
+                "dx": [{"check": "x", "rungs": rungs, "solution": "dx = 3.0 * dy"}],
+            }
+        }
+    )
+    g = torch.Generator().manual_seed(1)
+    x = torch.rand(3, 4, generator=g, requires_grad=True)
+    w = torch.rand(3, 4, generator=g)
+    y = x * 3.0
+    y.retain_grad()
+    loss = (y * w).sum()
+    loss.backward(retain_graph=True)
+    dy = -w  # wrong: the sign
+    checks.cmp("y", dy, y, quiet=True)
+    dx = 3.0 * dy  # a right step on the wrong dy
+    assert checks.cmp("x", dx, x, quiet=True).mistake == "upstream"
+    told = checks.hint("x")
+    assert told.number == 0 and "failed" not in told.text
+    assert "dx is right as a step" in told.text and "`dy`" in told.text
+    assert told.after == "hint('y') helps with dy"
+    assert hints.used("x") == (0, False)  # no rung spent on a right step
+    assert checks.hint("y").text.startswith("Your last dy failed (sign)")
+    assert "<pre" not in told._repr_html_()
+
+
+def test_unknown_names_are_spelled_as_asked_and_near_names_offered(real_ladders):
+    assert "ddfoo" not in str(checks.hint("dfoo"))
+    assert "there is no hint ladder for dfoo" in checks.hint("dfoo").text
+    assert "for zz or dzz" in checks.hint("zz").text
+    assert "hint('counts')" in checks.hint("count").after
+    assert "hint('dcounts')" in checks.hint("dcount").after
+    assert "hint('bngain')" in checks.hint("bngian").after  # a typo
+    assert checks.hint("zz").after.startswith("ladders exist for: ")
+
+
+def ran(*names: str) -> None:
+    """This kernel ran the checks ``names`` (right answers; only the names matter here)."""
+    x = torch.rand(3, generator=torch.Generator().manual_seed(2), requires_grad=True)
+    (2 * x).sum().backward()
+    for name in names:
+        checks.cmp(name, torch.full((3,), 2.0), x, quiet=True)
+
+
+def rung_one(notebook: str, answer: str, check: str) -> str:
+    options = json.loads((HINTS / f"{notebook}.json").read_text())[answer]
+    return next(lad for lad in options if lad["check"] == check)["rungs"][0]
+
+
+def test_the_ladder_comes_from_the_notebook_whose_checks_ran_last(real_ladders):
+    mlp01 = rung_one("01-scalar-autograd", "dW1", "dW1")
+    makemore = rung_one("03-makemore-backprop", "dW1", "W1")
+    assert mlp01 != makemore
+    assert checks.hint("dW1").text == mlp01  # nothing run, no path: the first notebook
+    hints.reset()
+    ran("logprobs", "probs", "counts", "hprebn", "embcat")  # notebook 03, up to dW1
+    assert checks.hint("dW1").text == makemore
+    ran("W1 (tanh)", "b1 (tanh)")  # then notebook 01's checks, later
+    assert checks.hint("dW1").text.startswith(mlp01[:40])
+
+
+def test_a_name_of_other_notebooks_only_is_not_given_from_them(real_ladders):
+    ran("logprobs", "probs", "W1", "W2")  # notebook 03, which has no dW
+    shown = checks.hint("W")
+    assert shown.number == 0 and "no hint ladder for dW in 03-makemore-backprop" in shown.text
+    assert "02-tensor-backprop and 04-mlp-language-model have one" in shown.text
+    assert "hint('W1')" in shown.after and "hint('W2')" in shown.after
+
+
+def test_a_check_two_notebooks_share_goes_to_the_one_it_opens(real_ladders):
+    ran("W")  # the first check of 04, the fifth of 02 (whose first four did not run)
+    assert checks.hint("W").text == rung_one("04-mlp-language-model", "dW", "W")
+
+
+def test_the_notebook_open_in_the_kernel_comes_first(real_ladders, monkeypatch):
+    ran("logprobs", "W1")
+    monkeypatch.setattr(hints, "_open_stem", lambda: "01")
+    assert checks.hint("dW1").text == rung_one("01-scalar-autograd", "dW1", "dW1")
+
+
+@pytest.mark.slow
+def test_in_a_kernel_with_no_notebook_path_the_ladder_is_the_notebooks_own(tmp_path):
+    """nbclient sets no ``__session__``: notebook 03's cells up to dW1, a wrong dW1, then hint."""
+    from nbclient import NotebookClient
+
+    solution = nbformat.read(ROOT / "solutions" / "03-makemore-backprop.ipynb", as_version=4)
+    upto = next(i for i, c in enumerate(solution.cells) if "cmp('W1'" in c.source)
+    asks = [
+        "print('__session__' in globals(), '__vsc_ipynb_file__' in globals())",
+        "dW1 = dhprebn.T @ embcat  # a transpose slip\ncmp('W1', dW1, W1)",
+        "print(hint('dW1'))",
+        "print(hint('W1'))",
+    ]
+    nb = nbformat.v4.new_notebook(
+        cells=solution.cells[:upto] + [nbformat.v4.new_code_cell(a) for a in asks],
+        metadata=solution.metadata,
+    )
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute(env={k: v for k, v in __import__("os").environ.items() if "JPY" not in k})
+    shown = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells[-4:]]
+    assert shown[0].strip() == "False False"
+    first = rung_one("03-makemore-backprop", "dW1", "W1")
+    assert "hint for dW1 (1 of 3: the idea)" in shown[2] and first in shown[2]
+    assert "Your last dW1 failed (" in shown[2]
+    assert "hint for dW1 (2 of 3: the local derivative)" in shown[3]
