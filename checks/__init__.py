@@ -34,9 +34,10 @@ _WHERE = {
     ),
     "MISTAKES": "checks.diagnose",
     "hint": "checks.hints",
+    "adamw_slips": "checks.optim",
     "drawn": "checks.inputs",
     **dict.fromkeys(["check_numeric", "numgrad"], "checks.numeric"),
-    **dict.fromkeys(["NotWritten", "require"], "checks.placeholders"),
+    **dict.fromkeys(["NotWritten", "WrongDtype", "require"], "checks.placeholders"),
 }
 
 
@@ -64,7 +65,9 @@ __all__ = [
     "split_dataset",
     "vocab",
     "NotWritten",
+    "WrongDtype",
     "Result",
+    "adamw_slips",
     "Summary",
     "check_numeric",
     "check_value",

@@ -168,17 +168,26 @@ def answer(
     if y.is_complex():
         raise Refused("wrong", f"your {label} is complex ({y.dtype}); it must be real.")
     if y.dtype != e.dtype:
-        if y.dtype.is_floating_point and e.dtype.is_floating_point and not notes:
-            notes.append(
-                Note(
-                    "converted",
-                    f"your answer is {_dt(y.dtype)}, compared after conversion to {_dt(e.dtype)}",
-                )
-            )
+        if y.dtype.is_floating_point and e.dtype.is_floating_point:
+            notes.append(_dtype_note(label, name, y.dtype, e.dtype))
         y = y.to(e.dtype)
     if y.device != e.device:
         y = y.to(e.device)
     return y, notes
+
+
+def _dtype_note(label: str, name: str, got: torch.dtype, want: torch.dtype) -> Note:
+    """A float answer of another float dtype: compared after conversion, but trouble later."""
+    var = variable_of(name) or name
+    other = "the expected value is" if label == name else f"{var} is"
+    cast = "" if label == name else f", or end with `.to({var}.dtype)`"
+    return Note(
+        "dtype",
+        f"your {label} is {_dt(got)} where {other} {_dt(want)}: compared after conversion, but "
+        f"in a training step a {_dt(got)} gradient makes the parameters {_dt(got)} and the next "
+        f"matrix product fails; compute it with torch operations on the notebook's tensors (no "
+        f"numpy){cast}",
+    )
 
 
 def _numpy_safe(x: Any) -> Any:
@@ -258,9 +267,12 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
                 _notes(notes, ctx, False),
                 compared=(y.detach(), e.detach()),
             )
-        notes.append(Note("keepdim", _keepdim_note(y.shape, e.shape, dropped, ctx)))
+        kept = (y.shape, dropped)
         y = y.reshape(e.shape)
+    else:
+        kept = None
     if y.numel() == 0:
+        notes += [Note("keepdim", _keepdim_note(*kept, e.shape, ctx, True))] if kept else []
         return Result(name, True, True, 0.0, notes=tuple(notes))
     exact = bool(torch.equal(y, e)) or bool(
         torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True)
@@ -272,6 +284,8 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
     if not ok and ctx.scale is not None:
         scale = _safe_scale(ctx)
         ok = close_enough(y, e, ctx.rtol, ctx.atol, scale)
+    if kept:
+        notes.append(Note("keepdim", _keepdim_note(*kept, e.shape, ctx, ok)))
     if ok:
         return Result(name, True, exact, maxdiff, notes=tuple(notes))
     good = torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol + _rounding(e, scale), equal_nan=True)
@@ -325,14 +339,18 @@ def _batch_note(label: str, number: int, here: int | None = None) -> Note:
     )
 
 
-def _keepdim_note(ys: torch.Size, es: torch.Size, dropped: list[int], ctx: Context) -> str:
+def _keepdim_note(
+    ys: torch.Size, dropped: list[int], es: torch.Size, ctx: Context, right: bool
+) -> str:
+    """The dropped size-1 axes; that the values are right and broadcast back only when they are."""
     axes = fmt_axes(dropped)
     var = ctx.variable or ctx.name
+    values = "The values are right and broadcast back here, but keep" if right else "Keep"
     return (
         f"your {ctx.answer} has shape {fmt_shape(ys)} and {var} has shape {fmt_shape(es)}: "
-        f"the size-1 {axes} was dropped. The values are right and broadcast back here, but keep "
-        f"the tensor's shape (`keepdim=True`): a gradient of another shape can broadcast the "
-        f"wrong way in a later step (a (64,) against a (64, 1) gives a (64, 64))."
+        f"the size-1 {axes} was dropped. {values} the tensor's shape (`keepdim=True`): a "
+        "gradient of another shape can broadcast the wrong way in a later step (a (64,) against a "
+        "(64, 1) gives a (64, 64))."
     )
 
 
@@ -439,6 +457,7 @@ def _context(
         index_uses=lambda: graph().index_uses(),
         terms=lambda: graph().terms(),
         scale=lambda: graph().upstream_scale(),
+        shared_over=lambda: graph().shared_over(),
         upstream=lambda: graph().given(earlier()),
         local=lambda: graph().local(earlier()),
         transposed=lambda: graph().transposed(earlier()),
@@ -594,11 +613,12 @@ def check_value(
     rtol: float = RTOL,
     atol: float = ATOL,
     quiet: bool = False,
+    slips: list[tuple[str, str, torch.Tensor]] | None = None,
 ) -> Result:
     """Check a computed value that is not a gradient (an optimiser's new parameter, a running
     average) against ``expected``, which comes from ``source`` (say "torch.optim.AdamW"). Prints
-    the same line as ``cmp``; the messages compare it with "the value from <source>". Never raises
-    on ``value``.
+    the same line as ``cmp``; the messages compare it with "the value from <source>". ``slips``
+    (``checks.adamw_slips``) names a value that a known slip gives. Never raises on ``value``.
     """
     name, frame = str(name), sys._getframe(1)
 
@@ -606,6 +626,7 @@ def check_value(
         e = torch.as_tensor(expected).detach()
         y, notes = answer(name, value, e, label=name)
         ctx = Context(name, rtol, atol, frame_ints(frame), source=source, value=True, notes=notes)
+        ctx.slips = lambda: list(slips or [])
         return judge(name, y, e, ctx)
 
     return record(guarded(name, name, check), quiet)

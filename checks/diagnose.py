@@ -47,10 +47,30 @@ MISTAKES: dict[str, str] = {
     "operand": (
         "a rule applied with the wrong operand: another tensor where the forward input belongs"
     ),
+    "rule": (
+        "the local derivative of another operation: a sum's rule where a product's belongs, or the "
+        "other way round"
+    ),
+    "order": (
+        "a node's `_backward` ran before all the gradient from its uses had arrived (the "
+        "topological order not reversed), or ran twice or never"
+    ),
+    "forward": (
+        "the forward pass computes a wrong value (an operation's `out.data`), so no gradient built "
+        "on it can be right"
+    ),
     "alias": "two names for one tensor: an in-place change through one changed the other",
     "mask": (
         "a mask in the wrong place or missing: a softmax's mask after it (rows that no longer sum "
         "to 1) or never; values where the loss sees nothing (padding targets of -1)"
+    ),
+    "decay": (
+        "an optimiser step without AdamW's decoupled weight decay, or with the decay added to "
+        "the gradient (Adam's L2)"
+    ),
+    "bias-correction": (
+        "an optimiser step whose bias correction is left out or taken at a fixed step (`t` never "
+        "grows)"
     ),
     "wrong": "anything else: the values differ in no recognisable way",
     "no-grad": (
@@ -100,6 +120,8 @@ class Context:
     rtol: float = 1e-5
     atol: float = 1e-8
     batch_sizes: list[int] = field(default_factory=list)
+    # Where no batch size is known: the sizes the tensor is shared over in the graph (a batch).
+    shared_over: Callable[[], list[int]] | None = None
     # Attention's head sizes (``head_size``, ``hs``): a factor of sqrt(head size) is a scale's slip.
     head_sizes: list[int] = field(default_factory=list)
     source: str = (
@@ -118,6 +140,8 @@ class Context:
     upstream: Callable[[], list[Given]] | None = None
     # The gradient with the gradient from above forgotten: (the answers left out, the gradient).
     local: Callable[[], list[tuple[tuple[str, ...], torch.Tensor]]] | None = None
+    # What named slips of the computation give (an optimiser's): (word, hint with {name}, value).
+    slips: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     # The gradient with a square gradient from above transposed: (that answer, the gradient).
     transposed: Callable[[], list[tuple[str, torch.Tensor]]] | None = None
     # The gradient with one operand of a product replaced by another tensor: (used, meant, grad).
@@ -170,8 +194,18 @@ def leading_ones_dropped(ys: tuple[int, ...], es: tuple[int, ...]) -> list[int] 
 # ---------------------------------------------------------------- shapes
 
 
+def _batch_from_graph(ctx: Context) -> None:
+    """Batch sizes from the graph when the notebook names none (02's layers have no ``n``)."""
+    if not ctx.batch_sizes and ctx.shared_over is not None:
+        try:
+            ctx.batch_sizes = list(ctx.shared_over())
+        except Exception:  # the graph can only help a diagnosis, never break one
+            pass
+
+
 def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
     """Mistake and hint for an answer whose shape differs from the tensor's."""
+    _batch_from_graph(ctx)
     ys, es = tuple(y.shape), tuple(e.shape)
     yours = (
         f"your {ctx.answer} has shape {fmt_shape(ys)} but "
@@ -366,6 +400,7 @@ def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
 
 def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
     """Mistake and hint for a same-shape answer that is not close to ``e``."""
+    _batch_from_graph(ctx)
     rt, at = ctx.rtol, ctx.atol
     bad = ~torch.isfinite(y) & torch.isfinite(e)
     if bool(bad.any()):
@@ -381,7 +416,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
-    for test in (_alias, _upstream, _mask, _padding, _chain, _transposed_upstream):
+    for test in (_alias, _upstream, _mask, _padding, _chain, _transposed_upstream, _slip):
         found = test(y, e, ctx)
         if found:
             return found
@@ -799,6 +834,15 @@ def _transposed_upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tupl
     return None
 
 
+def _slip(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The value a named slip of the computation gives (AdamW without its decoupled decay)."""
+    for word, hint, value in ctx.slips() if ctx.slips is not None else []:
+        x = torch.as_tensor(value).to(y.dtype)
+        if x.shape == y.shape and close(y, x, ctx.rtol, ctx.atol) and not close(e, x, 1e-7, 0.0):
+            return word, hint.format(name=ctx.answer)
+    return None
+
+
 def _alias(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     """A wrong answer that was right until another name for the same tensor changed it in place."""
     other = getattr(ctx.facts, "changed_through", None)
@@ -879,6 +923,12 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
     for used, meant, grad in ctx.swaps():
         if grad.shape != y.shape or not _near(y, grad, ctx):
             continue
+        if not meant:  # a factor the notebook has no name for, its gradient in its place
+            return "operand", (
+                f"your {ctx.answer} is what the rule gives with the gradient of the product's "
+                "other factor where that factor itself belongs: the gradient through a product "
+                "takes the other factor from the forward pass, not its gradient."
+            )
         if not used:  # the tensor itself in the other factor's place
             return "operand", (
                 f"your {ctx.answer} is what the rule gives with {ctx.tensor} itself as the other "

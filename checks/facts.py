@@ -56,12 +56,14 @@ def of(
 
 
 def of_op(f: Any, xs: tuple[float, ...], upstream: float = 0.7) -> dict[str, Any]:
-    """The graph facts of an operation's inputs, as notebook 01's ``check_op`` builds its graph:
-    ``upstream * f(*t)`` for a float64 tensor ``t`` of the inputs, its graph kept."""
+    """The graph facts of an operation's inputs, as the grader's probe of notebook 01's ``Value``
+    class builds its graph: ``upstream * f(*t)`` for a float64 tensor ``t`` of the inputs, its
+    graph kept. The operation's result is named ``out``, as its ``_backward`` calls it."""
     t = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
-    result = upstream * f(*t)
-    result.backward(retain_graph=True)
-    return of(t, {"result": result}, result)
+    out = f(*t)
+    root = upstream * out
+    root.backward(retain_graph=True)
+    return of(t, {"out": out}, root)
 
 
 def collect(wanted: dict[str, str], scope: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -100,4 +102,6 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     ctx.local = lambda: local
     transposed = [(str(label), x) for label, x in facts.get("transposed", [])]
     ctx.transposed = lambda: transposed
+    slips = [(str(word), str(hint), x) for word, hint, x in facts.get("slips", [])]
+    ctx.slips = lambda: slips
     return ctx

@@ -393,10 +393,32 @@ class GraphFacts:
             g = g * alpha * (-1 if type(up).__name__ == "SubBackward0" else 1)
         return None, g
 
-    def _rebuild(self, node: Node, slots: list[int]) -> torch.Tensor | None:
-        """A use's contribution from its output's gradient and the operation's rule."""
+    def _rebuild(self, node: Node, slots: list[int], live: bool = False) -> torch.Tensor | None:
+        """A use's contribution from its output's gradient and the operation's rule; with ``live``,
+        an unnamed output's gradient is measured on the kept graph (``_arriving``)."""
         got = self._output(node)
+        if got is None and live:
+            g = self._arriving(node)
+            got = None if g is None else (None, g)
         return None if got is None else self._apply(node, slots, *got)
+
+    def _arriving(self, node: Node) -> torch.Tensor | None:
+        """The gradient arriving at ``node``'s output (its first), measured with a hook on a
+        second backward pass over the kept graph; None when the graph was freed."""
+        if self.root is None:
+            return None
+        got: list[torch.Tensor] = []
+        handle = node.register_prehook(lambda grads: got.append(grads[0]) and None)
+        keep = [(x, x.grad) for x in self.names.values() if x.retains_grad]
+        try:
+            torch.autograd.grad(self.root, [self.t], retain_graph=True, allow_unused=True)
+        except RuntimeError:
+            return None
+        finally:
+            handle.remove()
+            for x, g in keep:
+                x.grad = g
+        return got[0].detach() if got and got[0] is not None else None
 
     def _apply(
         self, node: Node, slots: list[int], out: torch.Tensor | None, g: torch.Tensor
@@ -433,6 +455,20 @@ class GraphFacts:
             if g is not None and g.numel():
                 sizes.append(float(torch.nan_to_num(g.detach().double().abs(), 0, 0, 0).max()))
         return max(sizes) if sizes else None
+
+    def shared_over(self) -> list[int]:
+        """The leading sizes of the uses' outputs that the tensor's own leading size is not: the
+        rows a parameter is shared by (the batch of ``A @ W + b`` for ``W`` and ``b``)."""
+        if self.root is None:
+            return []
+        own = self.t.shape[0] if self.t.dim() else 1
+        out = []
+        for node, _ in self._uses:
+            got = self._output(node)
+            g = got[1] if got is not None else None
+            if g is not None and g.dim() >= 2 and g.shape[0] not in (own, 1, *out):
+                out.append(int(g.shape[0]))
+        return out
 
     def _leaf_grads(self, node: Node, depth: int = 2) -> torch.Tensor | None:
         """The largest gradient of a leaf that is another input of ``node``, or an input of one
@@ -607,7 +643,7 @@ class GraphFacts:
         number only the tensor itself is tried (the wrong "other factor"), named ""."""
         if self.root is None or not self._uses:
             return []
-        base = [self._rebuild(node, slots) for node, slots in self._uses]
+        base = [self._rebuild(node, slots, live=True) for node, slots in self._uses]
         if any(b is None for b in base):
             return []
         single = self.t.numel() == 1
@@ -618,13 +654,17 @@ class GraphFacts:
             if len(slots) != 1:
                 continue
             operand = self.operand(node, 1 - slots[0])
-            meant = self.name_of(operand) if operand is not None else None
-            if meant is None:
+            if operand is None:
                 continue
+            meant = self.name_of(operand) or ""  # "": a tensor the notebook has no name for
             rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
             # a single number: only the tensor itself, in the other factor's place ("" names it)
-            pool = {"": self.t} if single else candidates
+            pool = {"": self.t} if single else dict(candidates if meant else {})
+            if not single:  # the other factor's own gradient where the factor belongs
+                pool.setdefault(f"d{meant}" if meant else GRADIENT, self._gradient_of(node, i))
             for used, c in pool.items():
+                if c is None:
+                    continue
                 if (
                     used == meant
                     or c.shape != operand.shape
@@ -634,7 +674,7 @@ class GraphFacts:
                     continue
                 self._instead = (id(node), 1 - slots[0], c.detach())
                 try:
-                    part = self._rebuild(node, slots)
+                    part = self._rebuild(node, slots, live=True)
                 finally:
                     self._instead = None
                 if part is not None:
@@ -662,7 +702,34 @@ class GraphFacts:
         if hasattr(nxt, "variable"):
             return nxt.variable.detach()
         hit = self.by_node.get(id(nxt))
-        return hit[1].detach() if hit is not None and hit[1].output_nr == nr else None
+        if hit is not None and hit[1].output_nr == nr:
+            return hit[1].detach()
+        saved = self._saved_input(node, slot)
+        return None if saved is None else saved.detach()
+
+    def _saved_input(self, node: Node, slot: int) -> torch.Tensor | None:
+        """Input ``slot`` of a product as the kept graph saved it; None once it was freed."""
+        attr = _SAVED.get(type(node).__name__, ())[slot : slot + 1]
+        try:
+            x = getattr(node, attr[0], None) if attr else None
+        except RuntimeError:  # freed by the backward pass
+            return None
+        return x if isinstance(x, torch.Tensor) else None
+
+    def _gradient_of(self, node: Node, i: int) -> torch.Tensor | None:
+        """The gradient of the other factor of use ``i`` (a product), on the kept graph."""
+        other = self._saved_input(node, 1 - self._uses[i][1][0])
+        if other is None or not other.requires_grad:
+            return None
+        keep = [(x, x.grad) for x in self.names.values() if x.retains_grad]
+        try:
+            (g,) = torch.autograd.grad(self.root, [other], retain_graph=True, allow_unused=True)
+        except RuntimeError:
+            return None
+        finally:
+            for x, kept in keep:
+                x.grad = kept
+        return None if g is None else g.detach()
 
     # -- index uses (the embedding lookup)
     def index_uses(self) -> list[torch.Tensor]:
@@ -708,6 +775,16 @@ class GraphFacts:
                 except (RuntimeError, IndexError):
                     continue
         return None
+
+
+# the saved inputs of a product, by input slot
+_SAVED = {
+    "MulBackward0": ("_saved_self", "_saved_other"),
+    "DivBackward0": ("_saved_self", "_saved_other"),
+    "MmBackward0": ("_saved_self", "_saved_mat2"),
+}
+# what ``swaps`` calls the other factor's own gradient when the notebook has no name for the factor
+GRADIENT = "the other factor's gradient"
 
 
 def _retained_grads() -> list[tuple[torch.Tensor, torch.Tensor | None]]:

@@ -23,20 +23,47 @@ def is_placeholder(value: Any) -> bool:
     return value is None or value is Ellipsis
 
 
-def require(where: str = "", /, **answers: Any) -> None:
-    """Stop with a message naming every answer in ``answers`` that is still `...`.
+class WrongDtype(Exception):
+    """Raised when an answer's dtype is not the network's (a numpy float64 in a float32 training
+    step), before a matrix product fails on it; Jupyter shows only the message."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"WrongDtype: {self}"]
+
+
+def require(where: str = "", /, *, like: Any = None, **answers: Any) -> None:
+    """Stop with a message naming every answer in ``answers`` that is still `...`, or, given
+    ``like`` (a tensor of the step), that is a float tensor of another dtype than ``like``.
 
     ``require("the training loop", dlogits=dlogits, dh=dh)`` passes silently once both are
-    written, and otherwise raises :class:`NotWritten`.
+    written, and otherwise raises :class:`NotWritten` (or :class:`WrongDtype`).
     """
     missing = [name for name, value in answers.items() if is_placeholder(value)]
+    place = f" in {where}" if where else ""
     if missing:
         names = ", ".join(missing)
-        place = f" in {where}" if where else ""
         raise NotWritten(
             f"write {names}{place} first (replace each `...` with your code), "
             "then run this cell again."
         )
+    want = getattr(like, "dtype", None)
+    for name, value in answers.items():
+        got = getattr(value, "dtype", None)
+        if want is not None and got is not None and got != want and _is_float(value):
+            raise WrongDtype(
+                f"{name}{place} is {_dtype(got)} but the network is {_dtype(want)}: a later matrix "
+                f"product would fail on it; compute {name} with torch operations on the inputs "
+                f"(no numpy), or end with `.to(torch.{_dtype(want)})`."
+            )
+
+
+def _is_float(value: Any) -> bool:
+    check = getattr(value, "is_floating_point", None)
+    return bool(check()) if callable(check) else False
+
+
+def _dtype(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 # ---------------------------------------------------------------- the IPython hook

@@ -5,7 +5,10 @@ forms: the gradient from above never multiplied in (``chain``), a padding mask l
 from __future__ import annotations
 
 import pytest
+import torch
 
+import checks
+from checks import cmp
 from tests.cascade import Spoil, Walk
 
 CHAIN_03 = [
@@ -105,3 +108,139 @@ def test_datt_transposed_in_the_scores_rule_is_transpose(walk05, answer, line):
     res = said(walk05, answer, line)
     assert res.mistake == "transpose", res.hint
     assert "`datt`, the gradient from above, swapped" in res.hint, res.hint
+
+
+# ------------------------------------------------------------------ item 4 of issue 22
+
+
+def linear_layer(seed: int = 4):
+    """Notebook 02's last linear layer, ``N = A @ W + b`` on a batch of 32, with no ``n`` in
+    sight: the batch size is only in the shapes."""
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(32, 78, generator=g, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(78, 10, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(1, 10, generator=g, dtype=torch.float64, requires_grad=True)
+    dN = torch.randn(32, 10, generator=g, dtype=torch.float64)
+    N = A @ W + b
+    N.retain_grad()
+    loss = (N * dN).sum()
+    loss.backward(retain_graph=True)
+    return A, W, b, N, dN, loss
+
+
+@pytest.mark.parametrize(
+    ("name", "answer"),
+    [
+        ("W", lambda A, W, dN: A.detach().T @ dN / 32),
+        ("W", lambda A, W, dN: torch.einsum("ki,kj->ij", A.detach(), dN) / A.shape[0]),
+        ("b", lambda A, W, dN: dN.mean(0, keepdim=True)),
+    ],
+)
+def test_a_mean_where_the_rule_sums_names_the_batch_size(name, answer):
+    checks.reset()
+    A, W, b, N, dN, loss = linear_layer()
+    res = cmp(name, answer(A, W, dN), {"W": W, "b": b}[name], quiet=True)
+    assert res.mistake == "scale" and "32 is the batch size" in res.hint, res.hint
+
+
+def test_a_dropped_axis_with_wrong_values_does_not_say_the_values_are_right():
+    checks.reset()
+    A, W, b, N, dN, loss = linear_layer()
+    res = cmp("b", dN.sum(0) / 2, b, quiet=True)
+    assert not res.ok and res.mistake == "scale"
+    (note,) = [n for n in res.notes if n.word == "keepdim"]
+    assert "values are right" not in note.text and "axis 0 was dropped" in note.text
+    right = cmp("b", dN.sum(0), b, quiet=True)
+    assert right.ok and "The values are right" in right.note
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_an_answer_of_another_float_dtype_gets_a_dtype_note(dtype):
+    checks.reset()
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    (x.tanh() * 2).sum().backward()
+    res = cmp("x", x.grad.clone().to(dtype), x, quiet=True, atol=1e-2, rtol=1e-2)
+    (note,) = [n for n in res.notes if n.word == "dtype"]
+    assert f"is {str(dtype)[6:]} where x is float32" in note.text and ".to(x.dtype)" in note.text
+
+
+def test_the_gradient_of_a_factor_where_the_factor_belongs_is_operand_with_no_names():
+    """The lecture's ``dW1 = dembcat.T @ dhprebn`` inside a function, checked afterwards against
+    a loss whose graph is kept: no tensor of the forward pass has a name any more."""
+    checks.reset()
+    g = torch.Generator().manual_seed(3)
+    C = torch.randn(7, 5, generator=g, requires_grad=True)
+    W1 = torch.randn(10, 6, generator=g, requires_grad=True)
+    W2 = torch.randn(6, 4, generator=g, requires_grad=True)
+    X = torch.randint(0, 7, (8, 2), generator=g)
+
+    def step():
+        embcat = C[X].view(8, -1)
+        h = torch.tanh(embcat @ W1)
+        loss = (h @ W2).square().mean()
+        dlogits = 2 * (h @ W2) / (h @ W2).numel()
+        dh = dlogits @ W2.T
+        dpre = (1 - h**2) * dh
+        dembcat = dpre @ W1.T
+        return loss, dembcat.T @ dpre  # the input's gradient where the input belongs
+
+    loss, dW1 = step()
+    loss.backward(retain_graph=True)
+    res = cmp("W1", dW1.detach(), W1, loss=loss, quiet=True)
+    assert res.mistake == "operand", res.hint
+    assert "the gradient of the product's other factor where that factor itself" in res.hint
+
+
+def test_a_float64_answer_in_a_float32_step_stops_in_one_line_naming_it():
+    """04's and 05's training steps call ``require(..., like=dout)`` on what the learner's
+    backward functions return: a numpy-made float64 ``dW`` stops there, by name, instead of a
+    matrix product failing later in the notebook's own code."""
+    import numpy as np
+
+    dout = torch.ones(4, 3)
+    dW = torch.from_numpy(np.ones((5, 3)))  # float64
+    with pytest.raises(checks.WrongDtype) as stop:
+        checks.require("linear_backward()", like=dout, dx=torch.ones(4, 5), dW=dW, db=dout.sum(0))
+    said = str(stop.value)
+    assert said.startswith("dW in linear_backward() is float64 but the network is float32")
+    assert stop.value._render_traceback_() == [f"WrongDtype: {said}"]
+    checks.require("linear_backward()", like=dout, dx=torch.ones(4, 5), dW=dW.float())
+    with pytest.raises(checks.NotWritten):
+        checks.require("linear_backward()", like=dout, dx=..., dW=dW)
+
+
+@pytest.mark.parametrize(
+    ("decay", "correct", "word"),
+    [
+        ("none", "t", "decay"),
+        ("coupled", "t", "decay"),
+        ("decoupled", "first", "bias-correction"),
+        ("decoupled", "none", "bias-correction"),
+    ],
+)
+def test_adamw_slips_are_named_against_torch(decay, correct, word):
+    from checks.optim import adamw_step
+
+    g = torch.Generator().manual_seed(5)
+    p0 = torch.randn((4, 5), generator=g, dtype=torch.float64)
+    grads = [torch.randn((4, 5), generator=g, dtype=torch.float64) for _ in range(5)]
+    ref = p0.clone().requires_grad_()
+    opt = torch.optim.AdamW([ref], lr=0.01, weight_decay=0.01)
+    for grad in grads:
+        ref.grad = grad.clone()
+        opt.step()
+    found = checks.adamw_slips(p0, grads, lr=0.01, weight_decay=0.01)
+    outs = {}
+    for how in ((decay, correct), ("decoupled", "t")):
+        p, m, v = p0.clone(), torch.zeros_like(p0), torch.zeros_like(p0)
+        for t, grad in enumerate(grads, start=1):
+            p, m, v = adamw_step(p, grad, m, v, t, 0.01, decay=how[0], correct=how[1])
+        outs[how] = p
+    right = checks.check_value(
+        "p", outs[("decoupled", "t")], ref.detach(), source="AdamW", slips=found["p"], quiet=True
+    )
+    res = checks.check_value(
+        "p", outs[(decay, correct)], ref.detach(), source="AdamW", slips=found["p"], quiet=True
+    )
+    assert right.ok
+    assert res.mistake == word, res.hint
