@@ -66,6 +66,16 @@ def of_op(f: Any, xs: tuple[float, ...], upstream: float = 0.7) -> dict[str, Any
     return of(t, {"out": out}, root)
 
 
+def of_adamw(
+    p: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, t: int, lr: float
+) -> dict[str, dict[str, Any]]:
+    """The facts of a probed AdamW step (``p_new``, ``m_new``, ``v_new``): what each of the
+    usual slips gives (``checks.optim``)."""
+    from checks.optim import facts as slipped
+
+    return slipped(p, grad, m, v, t, lr)
+
+
 def collect(wanted: dict[str, str], scope: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Facts for each check id of ``wanted`` (check id -> tensor expression), evaluated
     in ``scope``.

@@ -217,11 +217,22 @@ def test_a_wrong_tanh_slope_fails_exactly_what_depends_on_it():
     }
 
 
-def test_a_forgotten_bias_correction_fails_adamw():
-    wrong = "p * (1 - lr * weight_decay) - lr * m_new / (v_new.sqrt() + eps)"
-    nb = before(fill(read(STUDENT), answers(p_new=[wrong])), "## 4.")
-    failing = {name for name, ok in verdicts(run(nb)) if not ok}
+# a check's line and, for a failure, the word on the line after it
+WORD = re.compile(r"^(\S.*?)\s+\| exact: .*\n  ✗ ([a-z-]+): (.*)$", re.M)
+ADAM_SLIPS = {  # AdamW's usual slips (issue 22): each named, not "a factor of 1.0005"
+    "bias-correction": "p * (1 - lr * weight_decay) - lr * m_new / (v_new.sqrt() + eps)",
+    "decay": "p - lr * (m_new / (1 - beta1**t)) / ((v_new / (1 - beta2**t)).sqrt() + eps)",
+}
+
+
+@pytest.mark.parametrize("word", sorted(ADAM_SLIPS))
+def test_adamws_slips_fail_the_step_and_are_named(word):
+    nb = before(fill(read(STUDENT), answers(p_new=[ADAM_SLIPS[word]])), "## 4.")
+    run(nb)
+    failing = {name for name, ok in verdicts(nb) if not ok}
     assert failing == {"p (5 steps)"}  # m and v are right; only the step that uses them is not
+    said = {name: (w, hint) for name, w, hint in WORD.findall(outputs(nb))}
+    assert said["p (5 steps)"][0] == word, said
 
 
 # ------------------------------------------------------ the solution: the issue's numbers, computed
@@ -360,7 +371,10 @@ def graded(tmp_path_factory):
     subs = tmp_path_factory.mktemp("submissions")
     for who, nb in {
         "complete": fill(read(STUDENT), ANSWERS),
-        "transposed-dW": fill(read(STUDENT), answers(dW=[ANSWERS["dW"][0], "dout.T @ x"])),
+        "transposed-dW": fill(
+            read(STUDENT),
+            answers(dW=[ANSWERS["dW"][0], "dout.T @ x"], p_new=[ADAM_SLIPS["decay"]]),
+        ),
     }.items():
         (subs / who).mkdir()
         nbformat.write(nb, subs / who / NAME)
@@ -385,5 +399,6 @@ def test_grading_records_every_answer_and_passes_a_complete_notebook(graded):
 
 def test_grading_fails_only_the_wrong_answer(graded):
     bad = {c: r for (s, c), r in graded.items() if s == "transposed-dW" and r["passed"] != "true"}
-    assert set(bad) == {"ex2/dW2"}, bad
+    assert set(bad) == {"ex2/dW2", "ex3/p_new"}, bad
     assert bad["ex2/dW2"]["mistake"] == "transpose"
+    assert bad["ex3/p_new"]["mistake"] == "decay", bad["ex3/p_new"]  # the reference's facts
