@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from checks.verdict import Note
+
 MISTAKES: dict[str, str] = {
     "missing": "nothing written yet: the answer is None or `...`",
     "nan": "the answer holds NaN or infinity where the gradient is finite",
@@ -86,7 +88,7 @@ class Given:
     answers it was taken from (``wrong``), the first wrong answers behind those (``roots``) and
     the size of the answers it was computed from (``scale``: float rounding grows with it)."""
 
-    grad: torch.Tensor
+    grad: torch.Tensor | None  # None: the graph was freed, so the step could not be replayed
     wrong: tuple[str, ...]
     roots: tuple[str, ...]
     scale: float = 0.0
@@ -859,11 +861,25 @@ def _upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]
     if ctx.upstream is None:
         return None
     for given in ctx.upstream():
+        if given.grad is None:  # say why the error may have started earlier, and how to tell
+            ctx.fail_notes.append(_untraced(given))
+            continue
         if given.grad.shape != y.shape or not _near(y, given.grad, ctx, given.scale):
             continue
         ctx.blamed = list(given.roots)
         return "upstream", _upstream_hint(given.wrong, given.roots)
     return None
+
+
+def _untraced(given: Given) -> Note:
+    """A note for a wrong answer after wrong earlier ones, on a freed graph."""
+    verb, it = ("is", "it") if len(given.wrong) == 1 else ("are", "them")
+    return Note(
+        "untraced",
+        f"your {_and(given.wrong)} {verb} wrong too, and cmp cannot tell whether this step is "
+        f"right given {it}: the backward pass freed the graph (`loss.backward(retain_graph=True)` "
+        "keeps it, so that cmp can replay the step from your own answers)",
+    )
 
 
 def _upstream_hint(wrong: Sequence[str], roots: Sequence[str]) -> str:

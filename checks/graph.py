@@ -393,6 +393,32 @@ class GraphFacts:
             g = g * alpha * (-1 if type(up).__name__ == "SubBackward0" else 1)
         return None, g
 
+    def _carried(
+        self, node: Node, by_tensor: dict[int, Earlier]
+    ) -> tuple[Earlier, torch.Tensor] | None:
+        """A learner's answer for a later named tensor, carried back to the unnamed output of
+        ``node`` through operations that need no saved value (``+``, ``-``, a number's ``*``):
+        ``dlogits`` for ``h @ W2`` in ``h @ W2 + b2``. None when there is no such chain."""
+        chain, cur = [], node
+        for _ in range(4):
+            ups = self.parents.get(cur, [])
+            up = ups[0] if len(ups) == 1 else None
+            slots = [j for j, (nxt, _) in enumerate(up.next_functions) if nxt is cur] if up else []
+            if up is None or len(slots) != 1 or type(up).__name__ not in _PASSED:
+                return None
+            chain.append((up, slots[0]))
+            hit = self.by_node.get(id(up))
+            if hit is not None:
+                mine = by_tensor.get(id(hit[1]))
+                if mine is None:
+                    return None
+                g = mine.value
+                for n, slot in reversed(chain):
+                    g = _PASSED[type(n).__name__](n, slot, g)
+                return mine, g
+            cur = up
+        return None
+
     def _rebuild(self, node: Node, slots: list[int], live: bool = False) -> torch.Tensor | None:
         """A use's contribution from its output's gradient and the operation's rule; with ``live``,
         an unnamed output's gradient is measured on the kept graph (``_arriving``)."""
@@ -505,7 +531,9 @@ class GraphFacts:
                 tried.append({id(a) for a in front})
                 got = self._replay([(a.tensor, a.value) for a in front], root_hit)
                 if got is None:  # the graph was freed: the local rules, where they reach
-                    return self._given_by_rules(list(marks.values()))
+                    by_rules = self._given_by_rules(list(marks.values()))
+                    untraced = Given(None, tuple(a.label for a in wrong), _roots(wrong))
+                    return by_rules + [untraced]
                 scale = max(float(a.value.abs().max()) for a in front if a.value.numel())
                 out.append(Given(got, tuple(a.label for a in wrong), _roots(wrong), scale))
         return out
@@ -620,14 +648,19 @@ class GraphFacts:
         total, wrong = None, []
         for node, slots in self._uses:
             got = self._output(node)
-            if got is None:
+            carried = self._carried(node, by_tensor) if got is None or got[0] is None else None
+            if got is None and carried is None:
                 return []
-            out, g = got
+            out, g = got or (None, carried[1])
             mine = by_tensor.get(id(out)) if out is not None else None
             if mine is not None and tuple(mine.value.shape) == tuple(g.shape):
                 g = mine.value.to(g.dtype)
-                if not mine.ok:
-                    wrong.append(mine)
+            elif carried is not None:
+                mine, g = carried[0], carried[1].to(g.dtype).sum_to_size(g.shape)
+            else:
+                mine = None
+            if mine is not None and not mine.ok:
+                wrong.append(mine)
             part = self._apply(node, slots, out, g)
             if part is None:
                 return []
@@ -776,6 +809,19 @@ class GraphFacts:
                     continue
         return None
 
+
+# operations whose gradient rule needs no saved value: (node, input slot, output gradient) -> the
+# input's gradient, before any sum over broadcast axes
+_PASSED: dict[str, Callable] = {
+    "AddBackward0": lambda n, s, g: g if s == 0 else g * n._saved_alpha,
+    "SubBackward0": lambda n, s, g: g if s == 0 else -g * n._saved_alpha,
+    "AddBackward1": lambda n, s, g: g,
+    "SubBackward1": lambda n, s, g: g,
+    "RsubBackward1": lambda n, s, g: -g,
+    "NegBackward0": lambda n, s, g: -g,
+    "MulBackward1": lambda n, s, g: g * n._saved_other,
+    "DivBackward1": lambda n, s, g: g / n._saved_other,
+}
 
 # the saved inputs of a product, by input slot
 _SAVED = {

@@ -244,3 +244,25 @@ def test_adamw_slips_are_named_against_torch(decay, correct, word):
     )
     assert right.ok
     assert res.mistake == word, res.hint
+
+
+def test_on_a_freed_graph_upstream_reaches_through_a_sum_and_says_when_it_cannot():
+    """After a plain ``loss.backward()`` the step cannot be replayed: the local rules carry a
+    wrong ``dlogits`` through ``h @ W2 + b2`` to ``dh``, and where no rule reaches (``bnvar``
+    through ``(bnvar + 1e-5)**-0.5``) a note says that the error may have started earlier."""
+    from tests.makemore import backward, setup
+
+    checks.reset()
+    p, f, Xb, Yb = setup()  # the graph freed
+    d = backward(p, f, Xb, Yb)
+    d["logits"] = -d["logits"]  # a sign slip, then the next step right given it
+    res = cmp("logits", d["logits"], f["logits"], quiet=True)
+    dh = d["logits"] @ p["W2"].detach().T
+    after = cmp("h", dh, f["h"], quiet=True)
+    assert res.mistake == "sign" and after.mistake == "upstream", after.hint
+    dbnvar_inv = -f["bnvar_inv"].grad
+    cmp("bnvar_inv", dbnvar_inv, f["bnvar_inv"], quiet=True)
+    dbnvar = -0.5 * (f["bnvar"].detach() + 1e-5) ** -1.5 * dbnvar_inv
+    later = cmp("bnvar", dbnvar, f["bnvar"], quiet=True)
+    assert not later.ok
+    assert later.mistake == "upstream" or "untraced" in [n.word for n in later.notes], later
