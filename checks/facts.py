@@ -58,12 +58,16 @@ def of(
 def of_op(f: Any, xs: tuple[float, ...], upstream: float = 0.7) -> dict[str, Any]:
     """The graph facts of an operation's inputs, as the grader's probe of notebook 01's ``Value``
     class builds its graph: ``upstream * f(*t)`` for a float64 tensor ``t`` of the inputs, its
-    graph kept. The operation's result is named ``out``, as its ``_backward`` calls it."""
+    graph kept, the operation's result named ``out`` as its ``_backward`` calls it. Each use of an
+    input is a path (``x * x`` takes it twice); no operand swaps, whose other factors would be
+    elements of ``t`` that no name of the notebook stands for."""
     t = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
     out = f(*t)
     root = upstream * out
     root.backward(retain_graph=True)
-    return of(t, {"out": out}, root)
+    g = GraphFacts(t, t.grad.detach(), {"out": out}, root)
+    paths = [[label, c] for label, c in g.paths()]
+    return {"paths": paths, "scale": float(g.upstream_scale() or 0.0)}
 
 
 def of_adamw(

@@ -1,21 +1,25 @@
-"""Notebook 01 (scalar autograd): the student copy as handed out and filled in by a learner, the
-solution's numbers, and a `Value` class that reads like micrograd's engine."""
+"""Notebook 01 (scalar autograd): the student copy as handed out and filled in by a learner (with
+the issue's slips too), the solution's numbers, prose and hints that leave the answers to the
+learner, a `Value` class that reads like micrograd's engine, and the grader on notebook 01."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import textwrap
 
 import nbformat
 import pytest
 
-from checks.student import ROOT, render, student_notebook
+from checks.student import HINTS, ROOT, render, student_notebook
 from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "01-scalar-autograd.ipynb"
-# sections 1-2: 6 + 3 + 1 + 1; section 3: 9 operations, 6 nodes, 6 random expressions twice;
-# section 6: 6 parameters x 3 activations; section 7: 4 inputs
-N_CHECKS = 11 + 9 + 6 + 12 + 18 + 4
+# sections 1-2: 6 + 3 + 1 + 1; section 3: 6 operations, 6 nodes, backward(), 6 random expressions
+# twice; section 5: the trained network; section 6: 6 parameters x 3 activations; section 7: 4
+# inputs
+N_CHECKS = 11 + 6 + 6 + 1 + 12 + 1 + 18 + 4
 BASIC = ["__add__", "__mul__", "__pow__", "tanh", "exp", "relu"]
 DERIVED = ["__neg__", "__sub__", "__truediv__", "__radd__", "__rmul__", "__rsub__", "__rtruediv__"]
 
@@ -26,6 +30,12 @@ def read(folder: str) -> nbformat.NotebookNode:
 
 def outputs(nb) -> str:
     return "\n".join(text_of(c) for c in nb.cells if c.cell_type == "code")
+
+
+def solution_source(start: str) -> str:
+    """The source of the solution's code cell that starts with ``start``."""
+    cells = read("solutions").cells
+    return next(c.source for c in cells if c.cell_type == "code" and c.source.startswith(start))
 
 
 def value_class(nb) -> ast.ClassDef:
@@ -86,6 +96,27 @@ BODIES = {
         "        stack.extend((child, False) for child in v._prev)",
         "self.grad = 1.0",
         "for v in order[::-1]:",
+        "    v._backward()",
+    ],
+}
+# The issue's slips, in the learner's Value class: `=` for `+=` in the product, and a topological
+# order never reversed (each node listed when first reached, the list run from the front).
+EQUALS = {
+    **BODIES,
+    "self * other": ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"],
+}
+PRE_ORDER = {
+    **BODIES,
+    "Value.backward()": [
+        "order, seen, stack = [], set(), [self]",
+        "while stack:",
+        "    v = stack.pop()",
+        "    if v not in seen:",
+        "        seen.add(v)",
+        "        order.append(v)",
+        "        stack.extend(v._prev)",
+        "self.grad = 1.0",
+        "for v in order:",
         "    v._backward()",
     ],
 }
@@ -168,21 +199,75 @@ def test_filled_student_copy_trains_and_shows_what_the_solution_shows(filled):
     assert accuracies(out) == accuracies(outputs(read("solutions")))
 
 
-def test_a_forgotten_plus_equals_fails_the_checks_that_use_a_value_twice():
-    bodies = dict(BODIES)
-    bodies["self * other"] = [
-        "self.grad = out.grad * other.data",
-        "other.grad = out.grad * self.data",
-    ]
-    nb = fill_value_class(fill(read("notebooks"), ANSWERS), bodies)
-    nb.cells = nb.cells[: next(i for i, c in enumerate(nb.cells) if c.source.startswith("## 4."))]
+def up_to(nb, heading: str):
+    """``nb`` cut before the markdown cell that starts with ``heading``."""
+    nb.cells = nb.cells[: next(i for i, c in enumerate(nb.cells) if c.source.startswith(heading))]
+    return nb
+
+
+def reports(out: str) -> dict[str, tuple[bool, str, str]]:
+    """check -> (passed, mistake word, hint) for every check line in ``out``."""
+    found, lines = {}, out.splitlines()
+    for k, line in enumerate(lines):
+        m = LINE.match(line)
+        if m:
+            ok = m.group(3).strip() == "True"
+            said = lines[k + 1].strip() if k + 1 < len(lines) and not ok else ""
+            word, _, hint = said.removeprefix("✗ ").partition(": ")
+            found[m.group(1)] = (ok, word, hint)
+    return found
+
+
+def test_a_forgotten_plus_equals_is_named_wherever_it_shows():
+    """`=` for `+=` in the product: its own check and every whole graph it changes say
+    missing-path and `+=`; the checks it cannot change pass; nothing names an internal tensor."""
+    nb = up_to(fill_value_class(fill(read("notebooks"), ANSWERS), EQUALS), "## 4.")
     out = outputs(run(nb))
-    verdicts = {name: approx.strip() == "True" for name, _, approx, _ in LINE.findall(out)}
-    assert verdicts["x * y"] and verdicts["x + y"] and verdicts["a (Value)"]
-    assert not verdicts["x * x"]
+    got = reports(out)
+    assert all(got[op][0] for op in ["add", "pow", "tanh", "exp", "relu", "a (Value)"])
+    assert got["mul"][1] == "missing-path" and "in `x * x` at x = 1.5" in got["mul"][2], got["mul"]
     assert "with += : dL/da = 3.0" in out
-    # the used-twice bug the notebook teaches, named as such (not as a factor of 1/2)
-    assert "✗ missing-path: its input is used 2 times (input 1 of a mul" in out, out
+    failed = {name: r for name, r in got.items() if not r[0]}
+    assert {"mul", "backward"} <= set(failed) and any(n.startswith("L") for n in failed), failed
+    for name, (_, word, hint) in failed.items():
+        assert word == ("upstream" if name == "backward" else "missing-path"), (name, word, hint)
+        assert "`+=`" in hint or name == "backward", hint
+        assert not re.search(r"`(loss|result|tL|tL_sq)`|\btL\b", hint), hint
+
+
+def test_a_pre_order_is_named_and_the_trained_network_says_so():
+    """#22: a `backward()` whose topological order is never reversed passed every check, and the
+    network trained to another loss than 0.0196 with nothing to say why; now backward()'s check
+    and the trained network's say `order`, and the checks of the operations still pass."""
+    nb = up_to(fill_value_class(fill(read("notebooks"), ANSWERS), PRE_ORDER), "## 6.")
+    out = outputs(run(nb))
+    got = reports(out)
+    assert all(got[op][0] for op in ["add", "mul", "pow", "tanh", "exp", "relu"])
+    assert got["backward"][1] == "order" and "reverse topological order" in got["backward"][2]
+    assert got["net (trained)"][1] == "order", got["net (trained)"]
+    trained = float(re.search(r"after 40 steps: loss (\d+\.\d+)", out).group(1))
+    assert trained != pytest.approx(0.0196, abs=1e-3), trained
+
+
+def cell_source(start: str) -> str:
+    """The first solution code cell that starts with ``start``, up to its first answer comment."""
+    return solution_source(start).split("\n# d", 1)[0]
+
+
+def test_a_value_used_twice_names_its_uses_by_the_learners_L():
+    """Section 2's checks name the operations after `L`, the name the learner knows, not an
+    internal tensor's (`tL`, `tL_sq`)."""
+    from checks import cmp, drawn
+
+    ns = {"torch": __import__("torch"), "drawn": drawn, "cmp": cmp}
+    exec(solution_source("a, b, c, f = drawn("), ns)  # section 1's cells, which define scalar()
+    exec(solution_source("def scalar(x):"), ns)
+    exec(cell_source("a, b = drawn(3.0, -2.0)"), ns)
+    exec("da = b * 1.0\nres = cmp('a (used twice)', da, ta, quiet=True)", ns)
+    assert ns["res"].mistake == "missing-path" and "add the one through `L` (add)" in ns["res"].hint
+    exec(cell_source("a = drawn(3.0)"), ns)
+    exec("da = a * 1.0\nres = cmp('a (a*a)', da, ta_sq, quiet=True)", ns)
+    assert "(input 1 of `L` (mul), input 2 of `L` (mul))" in ns["res"].hint, ns["res"].hint
 
 
 # ------------------------------------------------------ the solution: the issue's numbers, computed
@@ -226,6 +311,96 @@ def test_prose_quotes_what_the_solution_computes():
     computed = {f"{x:.1f}%" for row in accuracies(out).values() for x in row}
     percentages = set(re.findall(r"\d+\.\d%", quoted))
     assert percentages and percentages <= computed, percentages - computed
+
+
+# ---------------------------------------------- the prose and the hints leave the answers to you
+
+
+def _squeezed(text: str) -> str:
+    """Code or prose in one form: ``1 − t²`` and ``(1 - t**2)`` are ``1-t**2``, ``2y`` is
+    ``2*y``."""
+    for sym, plain in {"\\cdot": "*", "−": "-", "·": "*", "²": "**2", "^": "**"}.items():
+        text = text.replace(sym, plain)
+    text = re.sub(r"[\s`$(){}\\]", "", text)
+    return re.sub(r"(?<![\w.])(\d+)(?=[A-Za-z])", r"\1*", text)
+
+
+def _factors(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def _from_above(node: ast.expr) -> bool:
+    """The gradient arriving from above, as an answer names it: ``dd``, ``out.grad``."""
+    text = ast.unparse(node)
+    return text == "out.grad" or (isinstance(node, ast.Name) and re.fullmatch(r"d\w+", text))
+
+
+def answer_parts(solution: str) -> set[str]:
+    """What states an answer, in the cell's own names: each statement's whole value, and its local
+    derivative (the value without the gradient from above: ``1 - t**2`` of
+    ``(1 - t**2) * out.grad``); an operand's number as a local derivative (``other.data``) states
+    it only multiplied by something."""
+    found = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(solution))):
+        value = node.value if isinstance(node, (ast.Assign, ast.AugAssign)) else None
+        if not isinstance(value, ast.BinOp):
+            continue
+        local = [f for f in _factors(value) if not _from_above(f)]
+        for part in [value, *local] if len(local) == 1 else [value]:
+            if isinstance(part, ast.Attribute) and part is not value:
+                found.add(_squeezed(ast.unparse(part)) + "*")
+            elif not isinstance(part, (ast.Name, ast.Constant, ast.Attribute)):
+                found.add(_squeezed(ast.unparse(part)))
+    return found
+
+
+def giveaways(nb: nbformat.NotebookNode, ladders: dict[str, list[dict]]) -> list[str]:
+    """Each answer's part that a rung before its skeleton, or any paragraph, states."""
+    prose = _squeezed(" ".join(c.source for c in nb.cells if c.cell_type == "markdown"))
+    found = []
+    for name, options in ladders.items():
+        for ladder in options:
+            parts = answer_parts(ladder["solution"])
+            for k, rung in enumerate(ladder["rungs"][:-1], start=1):
+                found += [f"{name} rung {k}: {p}" for p in sorted(parts) if p in _squeezed(rung)]
+            found += [f"the prose: {p} ({name})" for p in sorted(parts) if p in prose]
+    return found
+
+
+def test_no_rung_before_the_skeleton_and_no_paragraph_states_an_answer():
+    """The rules are taught on other symbols (p, q, z): neither the prose nor the first two rungs
+    write an answer, or its local derivative, in the cell's own names."""
+    ladders = json.loads((HINTS / "01-scalar-autograd.json").read_text())
+    assert not giveaways(read("solutions"), ladders)
+
+
+def test_the_principle_catches_what_the_issue_found():
+    """The table of `_backward` rules and the rungs as they were before #22."""
+    nb = nbformat.v4.new_notebook()
+    table = "| `self * other` | `other.data * g` |\n| `self.tanh()` | `(1 - t**2) * g` |"
+    nb.cells = [nbformat.v4.new_markdown_cell(table)]
+    was = {
+        "mul": [{"rungs": ["", "", ""], "solution": "self.grad += other.data * out.grad"}],
+        "tanh": [
+            {
+                "rungs": ["", "the slope is 1 − t².", ""],
+                "solution": "self.grad += (1 - t**2) * out.grad",
+            }
+        ],
+        "dy": [{"rungs": ["", "", ""], "solution": "dy = 2 * y"}],
+    }
+    found = giveaways(nb, was)
+    assert found == [
+        "the prose: other.data* (mul)",
+        "tanh rung 2: 1-t**2",
+        "the prose: 1-t**2 (tanh)",
+    ]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("The local slopes are $\\partial L / \\partial y = 2y$")
+    ]
+    assert "the prose: 2*y (dy)" in giveaways(nb, was)
 
 
 # ---------------------------------------------------- the Value class reads like micrograd's engine
@@ -280,3 +455,42 @@ def test_going_back_after_later_sections():
     assert "approximate: True" in shown, shown
     shown = run_then_rerun(nb, {twice - 1: code[twice - 1], twice: code[twice]})
     assert "approximate: True" in shown[1], shown[1]
+
+
+# ------------------------------------------------------------- the grader grades notebook 01
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Three learners' notebook 01 graded in one run: right, `=` for `+=` in the product, and a
+    pre-order."""
+    from checks.grade import Settings, grade
+
+    learners = {"right": BODIES, "equals": EQUALS, "pre-order": PRE_ORDER}
+    root = tmp_path_factory.mktemp("learners")
+    for who, bodies in learners.items():
+        (root / who).mkdir()
+        nb = fill_value_class(fill(read("notebooks"), ANSWERS), bodies)
+        nbformat.write(nb, root / who / NAME)
+    settings = Settings(steps=20, cell_timeout=60, notebook_timeout=300, jobs=2)
+    rows = grade(sorted(root.iterdir()), tmp_path_factory.mktemp("grades"), settings)
+    return {who: {r["check"]: r for r in rows if r["submission"] == who} for who in learners}
+
+
+def test_the_grader_passes_a_right_notebook_01(graded):
+    rows = graded["right"]
+    # sections 1-2: 11 answers; the Value class: 10 probes; forward_backward(): 6 gradients
+    assert len(rows) == 11 + 10 + 6 and all(r["passed"] == "true" for r in rows.values()), [
+        r for r in rows.values() if r["passed"] != "true"
+    ]
+    assert {"ex3/mul_same", "ex3/backward", "ex6/dW1"} <= set(rows)
+
+
+def test_the_grader_names_the_issues_slips(graded):
+    bad = {c: r for c, r in graded["equals"].items() if r["passed"] != "true"}
+    assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}
+    assert bad["ex3/mul_same"]["mistake"] == "missing-path"
+    assert "input 1 of `out` (mul)" in bad["ex3/mul_same"]["feedback"]
+    assert not any("`result`" in r["feedback"] or "`loss`" in r["feedback"] for r in bad.values())
+    bad = {c: r for c, r in graded["pre-order"].items() if r["passed"] != "true"}
+    assert set(bad) == {"ex3/backward"}, {c: r["reason"] for c, r in bad.items()}
