@@ -676,6 +676,8 @@ class GraphFacts:
         number only the tensor itself is tried (the wrong "other factor"), named ""."""
         if self.root is None or not self._uses:
             return []
+        if self._place:  # the uses take elements of an unbound tensor (``op(*t)``): no products
+            return []
         base = [self._rebuild(node, slots, live=True) for node, slots in self._uses]
         if any(b is None for b in base):
             return []

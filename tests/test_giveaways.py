@@ -24,6 +24,7 @@ from checks.student import BEGIN, END, ROOT, ladders, stub_source
 # notebook 01's ladders and prose are another developer's work in progress (#22): add it here when
 # they are done
 NOTEBOOKS = [
+    "01-scalar-autograd",
     "02-tensor-backprop",
     "03-makemore-backprop",
     "04-mlp-language-model",
@@ -74,6 +75,8 @@ def right_hand_sides(code: str) -> list[tuple[str, str]]:
     for stmt in ast.parse(code).body:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) else getattr(stmt, "target", None)
         value = getattr(stmt, "value", None)
+        if value is None:  # a statement that assigns no value (`for v in reversed(order):`)
+            continue
         if isinstance(target, ast.Name) and not isinstance(value, (ast.Name, ast.Constant)):
             found.append((target.id, norm(ast.unparse(value))))
     return found
