@@ -458,9 +458,12 @@ def _context(
         terms=lambda: graph().terms(),
         scale=lambda: graph().upstream_scale(),
         shared_over=lambda: graph().shared_over(),
+        broadcast=lambda: graph().broadcast(),
         upstream=lambda: graph().given(earlier()),
         local=lambda: graph().local(earlier()),
         transposed=lambda: graph().transposed(earlier()),
+        elementwise=lambda: graph().elementwise(earlier()),
+        instead=lambda: graph().instead(earlier()),
         swaps=lambda: graph().swaps(scope()),
     )
     return ctx

@@ -62,6 +62,14 @@ MISTAKES: dict[str, str] = {
         "on it can be right"
     ),
     "alias": "two names for one tensor: an in-place change through one changed the other",
+    "local": (
+        "the gradient from above is multiplied in, but by another function than the local "
+        "derivative (`1 - hpreact**2` for tanh's `1 - h**2`)"
+    ),
+    "layout": (
+        "the right numbers in the wrong places: axes split, joined or concatenated in another "
+        "order than the forward pass's"
+    ),
     "mask": (
         "a mask in the wrong place or missing: a softmax's mask after it (rows that no longer sum "
         "to 1) or never; values where the loss sees nothing (padding targets of -1)"
@@ -73,6 +81,10 @@ MISTAKES: dict[str, str] = {
     "bias-correction": (
         "an optimiser step whose bias correction is left out or taken at a fixed step (`t` never "
         "grows)"
+    ),
+    "moment": (
+        "an optimiser's running average computed wrong: its weights swapped, the gradient not "
+        "squared in `v`, or last step's average used"
     ),
     "wrong": "anything else: the values differ in no recognisable way",
     "no-grad": (
@@ -122,6 +134,8 @@ class Context:
     rtol: float = 1e-5
     atol: float = 1e-8
     batch_sizes: list[int] = field(default_factory=list)
+    # The (size, axis) of each axis the tensor was broadcast along in the forward pass.
+    broadcast: Callable[[], list[tuple[int, int]]] | None = None
     # Where no batch size is known: the sizes the tensor is shared over in the graph (a batch).
     shared_over: Callable[[], list[int]] | None = None
     # Attention's head sizes (``head_size``, ``hs``): a factor of sqrt(head size) is a scale's slip.
@@ -144,6 +158,11 @@ class Context:
     local: Callable[[], list[tuple[tuple[str, ...], torch.Tensor]]] | None = None
     # What named slips of the computation give (an optimiser's): (word, hint with {name}, value).
     slips: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
+    # Where the tensor reaches a later one through elementwise operations only: its values, the
+    # gradient arriving at that later tensor, and that gradient's name.
+    elementwise: Callable[[], tuple[torch.Tensor, torch.Tensor, str] | None] | None = None
+    # The gradient with a gradient from above replaced by another tensor: (used, meant, gradient).
+    instead: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     # The gradient with a square gradient from above transposed: (that answer, the gradient).
     transposed: Callable[[], list[tuple[str, torch.Tensor]]] | None = None
     # The gradient with one operand of a product replaced by another tensor: (used, meant, grad).
@@ -392,7 +411,7 @@ def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
         return f"; transposed back, it is the negative of {ctx.target}"
     c = _uniform_factor(yp, e, ctx)
     if c is not None:
-        words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target, heads=ctx.head_sizes)
+        words, advice = _factor_words(c, ctx, of=ctx.target)
         return f"; transposed back, it is {words}: {advice}"
     return f"; transposed back, its values still differ from {ctx.target}"
 
@@ -418,7 +437,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "look for 0/0, the log of 0 or a division by zero."
         )
     single = e.numel() == 1
-    for test in (_alias, _upstream, _mask, _padding, _chain, _transposed_upstream, _slip):
+    for test in (_alias, _upstream, _mask, _chain, _padding, _transposed_upstream, _instead, _slip):
         found = test(y, e, ctx)
         if found:
             return found
@@ -434,19 +453,23 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             else "check the sign of each local derivative"
         )
         return "sign", f"your {ctx.answer} is exactly the negative of {ctx.target}: {fix}."
-    if y.dim() == 2 and y.shape[0] == y.shape[1] > 1 and close(y.T, e, rt, at):
+    if y.dim() >= 2 and y.shape[-1] == y.shape[-2] > 1 and close(y.mT, e, rt, at):
+        last = "" if y.dim() == 2 else " in its last two axes"
         return (
             "transpose",
-            f"your {ctx.answer} is {ctx.target} transposed: swap the operands of the matrix "
-            "product or use `.T`.",
+            f"your {ctx.answer} is {ctx.target} transposed{last}: swap the operands of the "
+            "matrix product or transpose it back.",
         )
+    found = _layout(y, e, ctx)
+    if found:
+        return found
     # The graph tests cost the most, so they come last, except for a single number, where any wrong
     # answer is some factor times the right one and only the graph can tell a missing path from a
     # factor.
     order = (
         (_operand, _missing_path, _accumulate, _scale)
         if single
-        else (_operand, _scale, _missing_path, _accumulate)
+        else (_operand, _scale, _missing_path, _accumulate, _local)
     )
     for test in order:
         found = test(y, e, ctx)
@@ -524,7 +547,7 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         # a single number is always some multiple of the right one: only a simple factor says
         # anything
         return None
-    words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target, heads=ctx.head_sizes)
+    words, advice = _factor_words(c, ctx, of=ctx.target)
     return "scale", f"your {ctx.answer} is {words}: {advice}."
 
 
@@ -540,12 +563,10 @@ def _bessel_n(c: float) -> int | None:
     return n if n >= 3 and abs(k - n) < 1e-3 * n else None
 
 
-def _factor_words(
-    c: float, batch: Sequence[int], of: str = "the gradient", heads: Sequence[int] = ()
-) -> tuple[str, str]:
+def _factor_words(c: float, ctx: Context, of: str = "the gradient") -> tuple[str, str]:
     """How ``c`` times ``of`` reads ("-2 times the gradient (...)", "1/32 of the gradient, and 32
-    is ..."), and what to do; ``heads`` are attention head sizes, whose square root is the
-    scale of the scores."""
+    is ..."), and what to do, naming the size ``c`` is: a broadcast's copies, a mean's n (the
+    check's ``n=``), the batch size, or the square root of an attention head size."""
     frac = Fraction(c).limit_denominator(1000)
     mag = abs(frac)
     exact = abs(float(frac) - c) <= 1e-4 * abs(c)
@@ -563,31 +584,71 @@ def _factor_words(
         size = f"{mag} {'times' if mag > 1 else 'of'} the size"
     if c < 0:
         out += f" (the sign flipped, and {size})"
-    for n in batch if exact else ():
+    said = _named_size(mag, ctx) if exact else None
+    if said is None:
+        said = _head_size(abs(c), ctx.head_sizes)
+    if said is not None:
+        return out + said[0], said[1]
+    return out, (
+        "check the sign and " if c < 0 else ""
+    ) + "find the missing or extra constant factor"
+
+
+def _named_size(mag: Fraction, ctx: Context) -> tuple[str, str] | None:
+    """A factor that is a size the check knows: (what it is, what to do), or None."""
+    for k, axis in _copies(ctx):
+        if k in ctx.batch_sizes:  # copies along the batch: said as the batch size, below
+            continue
+        if mag == Fraction(1, k):
+            return (
+                f", and {k} is the number of copies `{ctx.tensor}` was broadcast to (axis {axis})",
+                "a broadcast's copies each pass their gradient back, and the copies' gradients "
+                "are summed, not averaged",
+            )
+        if mag == k:
+            return (
+                f", and {k} is the number of copies `{ctx.tensor}` was broadcast to (axis {axis})",
+                "the copies' gradients are summed once: a second sum or a factor of the copies is "
+                "too many",
+            )
+    for n in ctx.batch_sizes:
         if mag == n:
             return (
-                out + f", and {n} is the batch size n",
+                f", and {n} is the batch size n",
                 "a 1/n is missing (a mean over the batch divides by n)",
             )
         if mag == Fraction(1, n):
-            return out + f", and {n} is the batch size n", "there is one 1/n too many"
+            return f", and {n} is the batch size n", "there is one 1/n too many"
         if mag in (n - 1, Fraction(1, n - 1)):
             return (
-                out + f", and {n - 1} is n-1 for the batch size n={n}",
+                f", and {n - 1} is n-1 for the batch size n={n}",
                 "a 1/(n-1) is missing or one too many",
             )
+    return None
+
+
+def _copies(ctx: Context) -> list[tuple[int, int]]:
+    """(size, axis) of each axis the tensor was broadcast along in the forward pass."""
+    if ctx.broadcast is None:
+        return []
+    try:
+        return list(ctx.broadcast())
+    except Exception:  # the graph can only help a diagnosis, never break one
+        return []
+
+
+def _head_size(c: float, heads: Sequence[int]) -> tuple[str, str] | None:
+    """A factor that is the square root of an attention head size, or its inverse."""
     for s in heads:
         root = math.sqrt(s)
         for k, advice in (
             (root, "the scale 1/sqrt(head_size) is missing"),
             (1 / root, "there is one 1/sqrt(head_size) too many"),
         ):
-            if abs(abs(c) - k) <= 1e-4 * k:
+            if abs(c - k) <= 1e-4 * k:
                 said = f", and {fmt_num(root)} is sqrt({s}), the square root of the head size"
-                return out + said, advice
-    return out, (
-        "check the sign and " if c < 0 else ""
-    ) + "find the missing or extra constant factor"
+                return said, advice
+    return None
 
 
 def _named(label: str) -> str:
@@ -713,7 +774,7 @@ def _one_path_off(
             f"be (n={n}): use the same 1/(n-1) or 1/n there as the forward pass does."
         )
     if 1e-3 <= abs(a) <= 1e4:
-        words, advice = _factor_words(a, ctx.batch_sizes, of="what it should be")
+        words, advice = _factor_words(a, ctx, of="what it should be")
         return "scale", f"your {ctx.answer} is right except that {where} is {words}: {advice}."
     return None
 
@@ -746,7 +807,8 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
         row_bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol).reshape(y.shape[0], -1).all(
             dim=1
         )
-        if bool(row_bad.any()) and not bool((row_bad & (counts <= 1)).any()):
+        once = counts == 1  # rows used once: a slip of overwriting leaves them right
+        if bool(row_bad.any()) and bool(once.any()) and not bool((row_bad & (counts <= 1)).any()):
             rows = torch.nonzero(row_bad).flatten().tolist()
             if said:
                 return "accumulate", _indexed_add_hint(ctx, said)
@@ -800,26 +862,82 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
 
 
 def _padding(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
-    """Right where the loss reaches, but not zero where the gradient is zero in whole rows (the
-    positions a loss ignores, such as padding targets of -1): a mask left out."""
-    if e.dim() < 2 or e.shape[-1] < 2 or y.shape != e.shape:
+    """Right where the gradient is not zero, but not zero where it is (entries the loss never
+    reads: padding targets of -1, what a max or an index did not pick, a relu's dead inputs): a
+    mask or a selection left out."""
+    if e.numel() < 2 or y.shape != e.shape or not e.is_floating_point():
         return None
-    ye, yy = e.reshape(-1, e.shape[-1]), y.reshape(-1, y.shape[-1])
-    dead = (ye == 0).all(1)
-    if not bool(dead.any()) or bool(dead.all()) or not bool(yy[dead].any()):
+    dead = e == 0
+    if not bool(dead.any()) or bool(dead.all()) or not bool(y[dead].any()):
         return None
-    k = int(dead.sum())
-    said = (
-        f"your {ctx.answer} has values at the {k} positions where the gradient is zero (positions "
-        "the loss never sees, such as padding targets of -1): they must get 0, so mask them"
+    if close(y[~dead], e[~dead], ctx.rtol, ctx.atol):
+        rest = "everywhere else it is right."
+    else:
+        c = _uniform_factor(y[~dead], e[~dead], ctx)
+        if c is None:
+            return None
+        words, advice = _factor_words(c, ctx, of=ctx.target)
+        rest = f"everywhere else it is {words}: {advice}."
+    extra = dead & (y != 0)
+    k = int(extra.sum())
+    rows = e.dim() >= 2 and bool((dead.all(-1) | ~extra.any(-1)).all())  # only in dead rows
+    where = (
+        "positions the loss never sees, such as padding targets of -1"
+        if rows
+        else "entries the loss never reads: those a max, an index or a mask did not pick"
     )
-    if close(yy[~dead], ye[~dead], ctx.rtol, ctx.atol):
-        return "mask", said + "; everywhere else it is right."
-    c = _uniform_factor(yy[~dead], ye[~dead], ctx)
-    if c is None:
+    return "mask", (
+        f"your {ctx.answer} has values at {k} entries where the gradient is zero ({where}): they "
+        f"must get 0; {rest}"
+    )
+
+
+def _local(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The gradient from above multiplied in, by a smooth function of the input that is not its
+    local derivative: an elementwise step's slope re-derived wrong."""
+    got = ctx.elementwise() if ctx.elementwise is not None else None
+    if got is None:
         return None
-    words, advice = _factor_words(c, ctx.batch_sizes, of=ctx.target, heads=ctx.head_sizes)
-    return "mask", f"{said}; everywhere else it is {words}: {advice}."
+    x, up, label = got
+    if x.shape != y.shape or up.shape != y.shape:
+        return None
+    reach = up.abs() > 1e-12 * float(up.abs().max())
+    if int(reach.sum()) < 8 or not bool(torch.isfinite(y[reach]).all()):
+        return None
+    slope = (y[reach] / up[reach]).double()[x[reach].double().argsort()]
+    spread = float(slope.max() - slope.min())
+    wiggle = float(slope.diff().abs().sum())
+    if wiggle > 6 * spread + 1e-9 * float(slope.abs().max()):  # not a function of the input
+        return None
+    return "local", (
+        f"your {ctx.answer} multiplies in `{label}`, the gradient from above, but by another "
+        f"function of `{ctx.tensor}` than the local derivative, the slope of "
+        f"`{_tensor_of(label)}` in `{ctx.tensor}`: re-derive that slope (in terms of the step's "
+        "input or output, whichever the rule is written with)."
+    )
+
+
+def _layout(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The right numbers in the wrong places: the same values, rearranged (heads joined in
+    another order, a view of the wrong axes, pieces concatenated in another order, a max's or an
+    index's gradient sent to other entries)."""
+    if y.shape != e.shape or e.numel() < 4 or not e.is_floating_point():
+        return None
+    if float(e.max() - e.min()) <= 0.0:
+        return None
+    ys, es = y.flatten().sort().values, e.flatten().sort().values
+    if not close(ys, es, ctx.rtol, ctx.atol):
+        return None
+    if e.dim() >= 1 and int((e != 0).sum(-1).max()) <= 1:  # one entry a row: a picked one
+        return "layout", (
+            f"your {ctx.answer} holds the right values at the wrong entries: the gradient goes to "
+            "the entries the forward pass picked (its maximum, its indices), and only those."
+        )
+    return "layout", (
+        f"your {ctx.answer} holds the right numbers in the wrong places: its axes were split, "
+        "joined, stacked or concatenated in another order than the forward pass's; undo the "
+        "forward pass's reshapes and transposes in reverse order."
+    )
 
 
 def _transposed_upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
@@ -832,6 +950,22 @@ def _transposed_upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tupl
                 f"your {ctx.answer} is what the rule gives with the last two axes of {label}, the "
                 "gradient from above, swapped: check which of its axes is which (the forward "
                 "pass's order) and transpose it only where the rule needs it."
+            )
+    return None
+
+
+def _instead(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The rule applied with another tensor where the gradient from above belongs: the gradient
+    of a step too far (``dhpreact`` for ``dhprebn``) or the later tensor's own value."""
+    if ctx.instead is None:
+        return None
+    for used, meant, grad in ctx.instead():
+        if grad.shape == y.shape and _near(y, grad, ctx) and not _near(e, grad, ctx):
+            what = f"`{used}` itself" if used == _tensor_of(meant) else f"`{used}`"
+            return "operand", (
+                f"your {ctx.answer} is what the rule gives with {what} where `{meant}`, the "
+                f"gradient arriving from above, belongs: the step takes the gradient of the "
+                f"tensor it feeds, `{meant}`."
             )
     return None
 
@@ -939,6 +1073,12 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
     for used, meant, grad in ctx.swaps():
         if grad.shape != y.shape or not _near(y, grad, ctx):
             continue
+        if used.endswith(" transposed"):  # a square operand, its transpose missing or doubled
+            return "transpose", (
+                f"your {ctx.answer} is what the rule gives with `{used[: -len(' transposed')]}` "
+                "transposed: it is square, so the shapes fit either way; check where the rule "
+                "transposes it and where not."
+            )
         if not meant:  # a factor the notebook has no name for, its gradient in its place
             return "operand", (
                 f"your {ctx.answer} is what the rule gives with the gradient of the product's "

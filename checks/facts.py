@@ -52,6 +52,9 @@ def of(
         "swaps": [[used, meant, grad] for used, meant, grad in g.swaps(names)],
         "local": [[list(left_out), grad] for left_out, grad in g.local(earlier())],
         "transposed": [[label, grad] for label, grad in g.transposed(earlier())],
+        "broadcast": [list(copies) for copies in g.broadcast()],
+        "elementwise": list(g.elementwise(earlier()) or []),
+        "instead": [list(swap) for swap in g.instead(earlier())],
     }
 
 
@@ -118,4 +121,10 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     ctx.transposed = lambda: transposed
     slips = [(str(word), str(hint), x) for word, hint, x in facts.get("slips", [])]
     ctx.slips = lambda: slips
+    copies = [(int(k), int(axis)) for k, axis in facts.get("broadcast", [])]
+    ctx.broadcast = lambda: copies
+    instead = [(str(u), str(m), x) for u, m, x in facts.get("instead", [])]
+    ctx.instead = lambda: instead
+    step = facts.get("elementwise") or []
+    ctx.elementwise = lambda: (step[0], step[1], str(step[2])) if len(step) == 3 else None
     return ctx

@@ -461,7 +461,9 @@ class GraphFacts:
                 part = None
             if part is None:
                 return None
-            part = part.sum_to_size(self.t.shape) if part.shape != self.t.shape else part
+            if part.shape != self.t.shape:  # a view of the tensor entered, or a broadcast one
+                flat = part.numel() == self.t.numel() and part.dim() != self.t.dim()
+                part = part.reshape(self.t.shape) if flat else part.sum_to_size(self.t.shape)
             total = part if total is None else total + part
         return total
 
@@ -481,6 +483,23 @@ class GraphFacts:
             if g is not None and g.numel():
                 sizes.append(float(torch.nan_to_num(g.detach().double().abs(), 0, 0, 0).max()))
         return max(sizes) if sizes else None
+
+    def broadcast(self) -> list[tuple[int, int]]:
+        """(size, axis) of each axis of a use's output along which the tensor was broadcast (a
+        size-1 axis of the tensor, or one it lacks, where the output has more)."""
+        if self.root is None:
+            return []
+        shape, out = tuple(self.t.shape), []
+        for node, _ in self._uses:
+            got = self._output(node)
+            g = got[1] if got is not None else None
+            if g is None or g.dim() < len(shape) or tuple(g.shape) == shape:
+                continue
+            pad = (1,) * (g.dim() - len(shape)) + shape
+            for axis, (a, b) in enumerate(zip(pad, g.shape, strict=True)):
+                if a == 1 and b > 1 and (int(b), axis) not in out:
+                    out.append((int(b), axis))
+        return out
 
     def shared_over(self) -> list[int]:
         """The leading sizes of the uses' outputs that the tensor's own leading size is not: the
@@ -544,7 +563,7 @@ class GraphFacts:
         answers left out. Empty when the tensor reaches only the root, or the graph was freed."""
         if self.root is None or not self._uses:
             return []
-        front, root_hit = self._frontier(self._marks(earlier))
+        front, root_hit = self._frontier(self._marks(self._with_named(earlier)))
         if not front:
             return []
         ways = [set(range(len(front)))]
@@ -565,20 +584,86 @@ class GraphFacts:
     def transposed(self, earlier: list[Earlier]) -> list[tuple[str, torch.Tensor]]:
         """The gradient with one square gradient from above (a nearest later tensor's answer, its
         last two axes of one size) transposed, with that answer's name in backticks."""
+
+        def flipped(a: Earlier) -> list[tuple[str, torch.Tensor]]:
+            v = a.value
+            square = v.dim() >= 2 and v.shape[-1] == v.shape[-2] > 1
+            return [(f"`{a.label}`", v.transpose(-2, -1))] if square else []
+
+        return [(label, got) for _, label, got in self._seeded(earlier, flipped)]
+
+    def instead(self, earlier: list[Earlier]) -> list[tuple[str, str, torch.Tensor]]:
+        """The gradient with one gradient from above replaced by another tensor of its shape: an
+        earlier answer (a step too far or too near) or the later tensor's own forward value:
+        (what was used, the answer meant, the gradient)."""
+        everyone = self._with_named(earlier)
+
+        def others(a: Earlier) -> list[tuple[str, torch.Tensor]]:
+            own = self.name_of(a.tensor)
+            found = {own: a.tensor.detach()} if own else {}
+            for b in everyone:
+                fits = b.value.shape == a.value.shape and b.value.dtype == a.value.dtype
+                if fits and b.tensor is not a.tensor and b.tensor is not self.t:
+                    found.setdefault(b.label, b.value)
+            # about nothing in its place is a path left out, not another tensor
+            least = 1e-3 * float(a.value.double().norm())
+            return [(k, v) for k, v in found.items() if float(v.double().norm()) > least]
+
+        return [(label, a.label, got) for a, label, got in self._seeded(earlier, others)]
+
+    def _seeded(
+        self, earlier: list[Earlier], alternatives: Callable[[Earlier], list]
+    ) -> list[tuple[Earlier, str, torch.Tensor]]:
+        """For each nearest later tensor's answer ``a`` and each (label, tensor) that
+        ``alternatives(a)`` offers in its place, the gradient replayed with that seed instead:
+        (a, label, gradient). Empty on a freed graph."""
         if self.root is None or not self._uses:
             return []
-        front, root_hit = self._frontier(self._marks(earlier))
+        front, root_hit = self._frontier(self._marks(self._with_named(earlier)))
         out = []
         for a in front:
-            shape = a.value.shape
-            if a.value.dim() < 2 or shape[-1] != shape[-2] or shape[-1] < 2:
-                continue
-            seeds = [(b.tensor, b.value.transpose(-2, -1) if b is a else b.value) for b in front]
-            got = self._replay(seeds, root_hit)
-            if got is None:
-                return []
-            out.append((f"`{a.label}`", got))
+            for label, seed in alternatives(a):
+                seeds = [(b.tensor, seed if b is a else b.value) for b in front]
+                got = self._replay(seeds, root_hit)
+                if got is None:
+                    return []
+                out.append((a, label, got))
         return out
+
+    def _with_named(self, earlier: list[Earlier]) -> list[Earlier]:
+        """``earlier`` and, for each named tensor with a kept gradient that no answer is for, that
+        gradient (one the notebook gives: 02's ``dD``), as a right answer called ``d<name>``."""
+        have = {id(a.tensor) for a in earlier}
+        extra = [
+            Earlier(v, f"d{k}", grad_of(v).detach(), True)
+            for k, v in self.names.items()
+            if v.retains_grad and grad_of(v) is not None and id(v) not in have and v is not self.t
+        ]
+        return [*earlier, *extra]
+
+    def elementwise(self, earlier: list[Earlier]) -> tuple[torch.Tensor, torch.Tensor, str] | None:
+        """Where the tensor's only use reaches a later tensor through elementwise operations alone
+        (``h = tanh(hpreact)``, ``bnvar_inv = (bnvar + 1e-5)**-0.5``): the tensor's values, the
+        gradient arriving at that later tensor (the learner's answer, or its ``.grad``) and its
+        name; None otherwise."""
+        if self.root is None or len(self._uses) != 1 or self._place:
+            return None
+        marks = self._marks(earlier)
+        node = self._uses[0][0]
+        for _ in range(8):
+            if not _elementwise(node):
+                return None
+            hit = marks.get(id(node))
+            named = self.by_node.get(id(node))
+            if hit is not None:
+                return self.t.detach(), hit.value, hit.label
+            if named is not None and named[0] and grad_of(named[1]) is not None:
+                return self.t.detach(), grad_of(named[1]).detach(), f"d{named[0]}"
+            ups = self.parents.get(node, [])
+            if len(ups) != 1:
+                return None
+            node = ups[0]
+        return None
 
     def _marks(self, earlier: list[Earlier], first: bool = False) -> dict[int, Earlier]:
         """The earlier answers that can stand for a later tensor's gradient, by its graph node, in
@@ -672,49 +757,66 @@ class GraphFacts:
 
     def swaps(self, candidates: dict[str, torch.Tensor]) -> list[tuple[str, str, torch.Tensor]]:
         """The gradient with the other operand of a product (``*``, ``/``, ``@``) replaced by each
-        tensor of the same shape: (the tensor used, the operand meant, the gradient). For a single
-        number only the tensor itself is tried (the wrong "other factor"), named ""."""
-        if self.root is None or not self._uses:
-            return []
-        if self._place:  # the uses take elements of an unbound tensor (``op(*t)``): no products
+        tensor of its shape, by the tensor itself, by the operand's own gradient or, when square,
+        by its transpose: (the tensor used, the operand meant, the gradient). For a single number
+        only the tensor itself is tried (the wrong "other factor"), named ""."""
+        if self.root is None or not self._uses or self._place:  # no products of unbound elements
             return []
         base = [self._rebuild(node, slots, live=True) for node, slots in self._uses]
         if any(b is None for b in base):
             return []
-        single = self.t.numel() == 1
         out = []
         for i, (node, slots) in enumerate(self._uses):
-            if type(node).__name__ not in ("MulBackward0", "DivBackward0", "MmBackward0"):
-                continue
-            if len(slots) != 1:
+            if type(node).__name__ not in _SAVED or len(slots) != 1:
                 continue
             operand = self.operand(node, 1 - slots[0])
             if operand is None:
                 continue
             meant = self.name_of(operand) or ""  # "": a tensor the notebook has no name for
             rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
-            # a single number: only the tensor itself, in the other factor's place ("" names it)
-            pool = {"": self.t} if single else dict(candidates if meant else {})
-            if not single:  # the other factor's own gradient where the factor belongs
-                pool.setdefault(f"d{meant}" if meant else GRADIENT, self._gradient_of(node, i))
-            for used, c in pool.items():
-                if c is None:
-                    continue
-                if (
-                    used == meant
-                    or c.shape != operand.shape
-                    or c.dtype != operand.dtype
-                    or torch.equal(c.detach(), operand)
-                ):
-                    continue
+            for used, c in self._pool(node, i, operand, meant, candidates).items():
                 self._instead = (id(node), 1 - slots[0], c.detach())
                 try:
                     part = self._rebuild(node, slots, live=True)
                 finally:
                     self._instead = None
-                if part is not None:
+                # a part of about nothing is a path left out, not another operand
+                if part is not None and float(part.norm()) > 1e-3 * float(base[i].norm()):
                     out.append((used, meant, rest + part))
         return out
+
+    def _pool(
+        self,
+        node: Node,
+        i: int,
+        operand: torch.Tensor,
+        meant: str,
+        candidates: dict[str, torch.Tensor],
+    ) -> dict[str, torch.Tensor]:
+        """What may stand where ``operand`` belongs in use ``i``: the notebook's tensors of its
+        shape, the tensor itself (broadcast), the operand's gradient, its transpose."""
+        if self.t.numel() == 1:  # a single number: only the tensor itself ("" names it)
+            return {"": self.t.detach()}
+        pool = dict(candidates if meant else {})
+        own = self.name_of(self.t) or ""
+        if own and own != meant:
+            pool.setdefault(own, self.t)
+        pool.setdefault(f"d{meant}" if meant else GRADIENT, self._gradient_of(node, i))
+        square = operand.dim() == 2 and operand.shape[0] == operand.shape[1] > 1
+        if type(node).__name__ == "MmBackward0" and meant and square:
+            pool[f"{meant}{TRANSPOSED}"] = operand.T
+        fit = {}
+        for used, c in pool.items():
+            if c is None or used == meant or c.dtype != operand.dtype:
+                continue
+            if c.shape != operand.shape and c.numel() == operand.numel() and c.is_contiguous():
+                c = c.reshape(operand.shape)  # a named tensor, viewed as the operand is
+            same = c.shape == operand.shape
+            if (same or (c is self.t and _broadcasts(c, operand))) and not torch.equal(
+                c.detach(), operand
+            ):
+                fit[used] = c
+        return fit
 
     def name_of(self, x: torch.Tensor) -> str | None:
         """The variable that holds ``x`` (or a tensor with the same data), if any."""
@@ -722,6 +824,9 @@ class GraphFacts:
             if v is x or (
                 v.shape == x.shape and v.data_ptr() == x.data_ptr() and v.stride() == x.stride()
             ):
+                return k
+        for k, v in self.names.items():  # a view of a named tensor (``lnf.view(-1, C)`` in a @)
+            if v.numel() == x.numel() and v.data_ptr() == x.data_ptr() and v.is_contiguous():
                 return k
         return None
 
@@ -825,6 +930,42 @@ _PASSED: dict[str, Callable] = {
     "DivBackward1": lambda n, s, g: g / n._saved_other,
 }
 
+# operations that act on each number alone (with constants): a local derivative is a function of
+# the input number
+_ELEMENTWISE = {
+    "TanhBackward0",
+    "ExpBackward0",
+    "LogBackward0",
+    "PowBackward0",
+    "SigmoidBackward0",
+    "ReluBackward0",
+    "GeluBackward0",
+    "SqrtBackward0",
+    "RsqrtBackward0",
+    "NegBackward0",
+    "ReciprocalBackward0",
+    "SinBackward0",
+    "CosBackward0",
+    "AbsBackward0",
+    "AddBackward1",
+    "SubBackward1",
+    "RsubBackward1",
+    "MulBackward1",
+    "DivBackward1",
+}
+
+
+def _elementwise(node: Node) -> bool:
+    """An operation on each number alone: one of ``_ELEMENTWISE``, or a product, quotient, sum or
+    difference with a constant (a number, which has no graph)."""
+    kind = type(node).__name__
+    if kind in _ELEMENTWISE:
+        return True
+    if kind in ("MulBackward0", "DivBackward0", "AddBackward0", "SubBackward0"):
+        return sum(nxt is not None for nxt, _ in node.next_functions) == 1
+    return False
+
+
 # the saved inputs of a product, by input slot
 _SAVED = {
     "MulBackward0": ("_saved_self", "_saved_other"),
@@ -833,6 +974,17 @@ _SAVED = {
 }
 # what ``swaps`` calls the other factor's own gradient when the notebook has no name for the factor
 GRADIENT = "the other factor's gradient"
+# what ``swaps`` appends to an operand's name for its transpose (a square one)
+TRANSPOSED = " transposed"
+
+
+def _broadcasts(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` and ``b`` broadcast together."""
+    try:
+        torch.broadcast_shapes(a.shape, b.shape)
+    except RuntimeError:
+        return False
+    return True
 
 
 def _retained_grads() -> list[tuple[torch.Tensor, torch.Tensor | None]]:

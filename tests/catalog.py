@@ -38,7 +38,7 @@ CATALOG = [
     ("logprobs", "sign", lambda p, f, d, Xb, Yb, n: _dlogprobs(f, Xb, Yb, 1.0 / n)),
     ("logprobs", "missing", lambda p, f, d, Xb, Yb, n: ...),
     ("logprobs", "missing", lambda p, f, d, Xb, Yb, n: None),
-    ("probs", "wrong", lambda p, f, d, Xb, Yb, n: f["probs"].detach() * d["logprobs"]),
+    ("probs", "local", lambda p, f, d, Xb, Yb, n: f["probs"].detach() * d["logprobs"]),
     ("probs", "nan", lambda p, f, d, Xb, Yb, n: d["logprobs"] / (f["probs"] - f["probs"]).detach()),
     (
         "counts_sum_inv",
@@ -67,7 +67,7 @@ CATALOG = [
         lambda p, f, d, Xb, Yb, n: torch.ones_like(f["counts"]) * d["counts_sum"],
     ),
     ("counts", "autograd-grad", lambda p, f, d, Xb, Yb, n: f["counts"].grad),
-    ("norm_logits", "wrong", lambda p, f, d, Xb, Yb, n: d["counts"].clone()),
+    ("norm_logits", "local", lambda p, f, d, Xb, Yb, n: d["counts"].clone()),
     ("logit_maxes", "shape", lambda p, f, d, Xb, Yb, n: (-d["norm_logits"]).sum(0, keepdim=True)),
     ("logits", "scale", lambda p, f, d, Xb, Yb, n: _fused_dlogits(f, Yb, n, divide=False)),
     ("logits", "sign", lambda p, f, d, Xb, Yb, n: -_fused_dlogits(f, Yb, n)),
@@ -78,7 +78,7 @@ CATALOG = [
     ("b2", "shape", lambda p, f, d, Xb, Yb, n: d["logits"].sum(0, keepdim=True)),
     ("b2", "shape", lambda p, f, d, Xb, Yb, n: d["logits"].clone()),
     ("b2", "shape", lambda p, f, d, Xb, Yb, n: d["logits"].sum(1)),
-    ("hpreact", "wrong", lambda p, f, d, Xb, Yb, n: (1.0 - f["hpreact"].detach() ** 2) * d["h"]),
+    ("hpreact", "local", lambda p, f, d, Xb, Yb, n: (1.0 - f["hpreact"].detach() ** 2) * d["h"]),
     ("hpreact", "sign", lambda p, f, d, Xb, Yb, n: (f["h"].detach() ** 2 - 1.0) * d["h"]),
     (
         "bngain",
