@@ -442,9 +442,16 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
         if found:
             return found
     if e.numel() and not bool(y.any()) and bool(e.any()) and not single:
+        if re.search(r"\bmasked_fill_?\(|\bwhere\(", ctx.code or ""):
+            return "mask", (
+                f"your {ctx.answer} is all zeros, but {ctx.target} is not: its mask keeps none "
+                "of the entries that carry a gradient (`masked_fill(m, 0)` writes 0 where `m` is "
+                "True): check which way round the mask is."
+            )
         return (
             "wrong",
-            f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula.",
+            f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula, or "
+            "check what it multiplies by, masks or selects.",
         )
     if close(-y, e, rt, at):
         fix = (
@@ -521,7 +528,7 @@ def _uniform_factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> float | N
     if den == 0.0 or not math.isfinite(den):
         return None
     c = float(yd @ ed) / den
-    if not math.isfinite(c) or not 1e-3 <= abs(c) <= 1e4 or abs(c - 1) < 1e-4:
+    if not math.isfinite(c) or not 1e-3 <= abs(c) <= 1e7 or abs(c - 1) < 1e-4:
         return None
     resid = float((yd - c * ed).norm())
     if resid > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(yd.numel()):
@@ -687,7 +694,7 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
                     f"holds only the contribution through {have}: add the one through {miss} "
                     "(`+=`)."
                 )
-    found = _one_path_off(y, e, contribs, labels, ctx)
+    found = _one_path_off(y, e, contribs, labels, ctx) or _one_path_placed(y, contribs, labels, ctx)
     if found is None and ctx.terms is not None:  # a slip inside one term of a fused formula
         terms = ctx.terms()
         parts = [c for _, c in terms]
@@ -697,6 +704,35 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
         if len(terms) > len(paths) and len(unknown) <= 1:
             found = _one_path_off(y, e, parts, [t for t, _ in terms], ctx)
     return found
+
+
+def _one_path_placed(
+    y: torch.Tensor, contribs: list[torch.Tensor], labels: list[str], ctx: Context
+) -> tuple[str, str] | None:
+    """One path's contribution put in the wrong places: spread over entries it never reaches (a
+    max's gradient to every entry, not the winner's), or written over the others' there instead
+    of added to them."""
+    for i, c in enumerate(contribs):
+        rest = sum((x for j, x in enumerate(contribs) if j != i), torch.zeros_like(c))
+        reach = c != 0
+        if c.shape != y.shape or not bool(reach.any()) or bool(reach.all()):
+            continue
+        where = f"its contribution through {labels[i]}"
+        mine = y - rest
+        if close(mine[reach], c[reach], ctx.rtol, ctx.atol) and bool(mine[~reach].any()):
+            return "mask", (
+                f"your {ctx.answer} is right except that {where} has values at entries it never "
+                "reaches (a max passes its gradient to the winning entry only, an index to the "
+                "entries it picked): give the others 0 there."
+            )
+        changed = ~torch.isclose(y, rest, rtol=ctx.rtol, atol=ctx.atol)  # where it wrote
+        over = bool(changed.any()) and not bool((reach & ~changed).any())
+        if over and close(y[changed], c[changed], ctx.rtol, ctx.atol):
+            return "accumulate", (
+                f"your {ctx.answer} writes {where} over the others at the entries it reaches "
+                "instead of adding to them: add it (`+=`)."
+            )
+    return None
 
 
 def _adds_up(contribs: list[torch.Tensor], e: torch.Tensor) -> bool:

@@ -763,10 +763,13 @@ class GraphFacts:
         if self.root is None or not self._uses or self._place:  # no products of unbound elements
             return []
         base = [self._rebuild(node, slots, live=True) for node, slots in self._uses]
+        if len(base) == 1 and base[0] is None:  # one use: it carries the whole gradient
+            base = [self.expected]
         if any(b is None for b in base):
             return []
         out = []
-        for i, (node, slots) in enumerate(self._uses):
+        for i, (use, use_slots) in enumerate(self._uses):
+            node, slots = self._product_behind(use, use_slots)
             if type(node).__name__ not in _SAVED or len(slots) != 1:
                 continue
             operand = self.operand(node, 1 - slots[0])
@@ -785,6 +788,20 @@ class GraphFacts:
                     out.append((used, meant, rest + part))
         return out
 
+    def _product_behind(self, node: Node, slots: list[int]) -> tuple[Node, list[int]]:
+        """The product a use leads to through views of the tensor (``x @ W`` on a 3-D ``x`` views
+        it as 2-D first), with the input slot it enters; the use itself when there is none."""
+        cur, at = node, slots
+        for _ in range(4):
+            ups = self.parents.get(cur, [])
+            if type(cur).__name__ not in _VIEWS or len(ups) != 1:
+                break
+            found = [j for j, (nxt, _) in enumerate(ups[0].next_functions) if nxt is cur]
+            if len(found) != 1:
+                break
+            cur, at = ups[0], found
+        return (cur, at) if type(cur).__name__ in _SAVED else (node, slots)
+
     def _pool(
         self,
         node: Node,
@@ -802,9 +819,9 @@ class GraphFacts:
         if own and own != meant:
             pool.setdefault(own, self.t)
         pool.setdefault(f"d{meant}" if meant else GRADIENT, self._gradient_of(node, i))
-        square = operand.dim() == 2 and operand.shape[0] == operand.shape[1] > 1
-        if type(node).__name__ == "MmBackward0" and meant and square:
-            pool[f"{meant}{TRANSPOSED}"] = operand.T
+        square = operand.dim() >= 2 and operand.shape[-2] == operand.shape[-1] > 1
+        if type(node).__name__ in ("MmBackward0", "BmmBackward0") and meant and square:
+            pool[f"{meant}{TRANSPOSED}"] = operand.mT
         fit = {}
         for used, c in pool.items():
             if c is None or used == meant or c.dtype != operand.dtype:
@@ -971,7 +988,16 @@ _SAVED = {
     "MulBackward0": ("_saved_self", "_saved_other"),
     "DivBackward0": ("_saved_self", "_saved_other"),
     "MmBackward0": ("_saved_self", "_saved_mat2"),
+    "BmmBackward0": ("_saved_self", "_saved_mat2"),
 }
+# operations that only rearrange: a product behind one of them still takes the tensor
+_VIEWS = (
+    "ViewBackward0",
+    "UnsafeViewBackward0",
+    "ReshapeAliasBackward0",
+    "ExpandBackward0",
+    "CloneBackward0",
+)
 # what ``swaps`` calls the other factor's own gradient when the notebook has no name for the factor
 GRADIENT = "the other factor's gradient"
 # what ``swaps`` appends to an operand's name for its transpose (a square one)
@@ -1017,7 +1043,7 @@ def _mm(f, node, slot, t, out, g):
     other = f.operand(node, 1 - slot)
     if other is None:
         return None
-    return g @ other.T if slot == 0 else other.T @ g
+    return g @ other.mT if slot == 0 else other.mT @ g
 
 
 def _sum(f, node, slot, t, out, g):
@@ -1054,6 +1080,7 @@ RULES: dict[str, Rule] = {
     "MulBackward0": _mul,
     "DivBackward0": _div,
     "MmBackward0": _mm,
+    "BmmBackward0": _mm,
     "SumBackward0": _sum,
     "SumBackward1": _sum,
     "MeanBackward0": _mean,
@@ -1067,4 +1094,6 @@ RULES: dict[str, Rule] = {
     "UnsafeViewBackward0": lambda f, n, s, t, o, g: g.reshape(t.shape),
     "ReshapeAliasBackward0": lambda f, n, s, t, o, g: g.reshape(t.shape),
     "TBackward0": lambda f, n, s, t, o, g: g.T,
+    "ExpandBackward0": lambda f, n, s, t, o, g: g.sum_to_size(t.shape),
+    "CloneBackward0": lambda f, n, s, t, o, g: g,
 }

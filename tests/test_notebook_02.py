@@ -158,7 +158,7 @@ WRONG = {
         {
             1: ("shape", "over axis 1 (`.sum(1"),
             2: ("shape", "broadcast it back"),
-            3: ("wrong", None),
+            3: ("mask", "those a max, an index or a mask did not pick"),
             4: ("transpose", None),
             7: ("transpose", None),
             10: ("transpose", None),  # central differences catch it too
