@@ -940,10 +940,13 @@ def _local(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
     reach = up.abs() > 1e-12 * float(up.abs().max())
     if int(reach.sum()) < 8 or not bool(torch.isfinite(y[reach]).all()):
         return None
+    # multiplying in the gradient from above keeps its zeros, and leaves something where it is not
+    if bool(y[~reach].any()) or not bool(y[reach].any()):
+        return None
     slope = (y[reach] / up[reach]).double()[x[reach].double().argsort()]
     spread = float(slope.max() - slope.min())
     wiggle = float(slope.diff().abs().sum())
-    if wiggle > 6 * spread + 1e-9 * float(slope.abs().max()):  # not a function of the input
+    if wiggle > 3.5 * spread + 1e-9 * float(slope.abs().max()):  # not a function of the input
         return None
     return "local", (
         f"your {ctx.answer} multiplies in `{label}`, the gradient from above, but by another "

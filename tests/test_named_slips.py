@@ -266,3 +266,26 @@ def test_on_a_freed_graph_upstream_reaches_through_a_sum_and_says_when_it_cannot
     later = cmp("bnvar", dbnvar, f["bnvar"], quiet=True)
     assert not later.ok
     assert later.mistake == "upstream" or "untraced" in [n.word for n in later.notes], later
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dprobs = (1.0 / probs) * dlogprobs.roll(1, 0)",  # another example's gradient from above
+        "dprobs = torch.zeros_like(probs)",
+    ],
+)
+def test_an_answer_that_does_not_keep_the_gradient_from_aboves_zeros_is_not_local(walk03, line):
+    """``local`` says the gradient from above is multiplied in: an answer with values where that
+    gradient is zero (numbers of another batch pasted in, say) or none at all is not that."""
+    assert said(walk03, "dprobs", line).mistake != "local"
+
+
+def test_a_slope_that_is_no_function_of_the_input_is_not_local(walk03):
+    """Each column's slope off by its own random factor: no function of ``bnvar`` gives it."""
+    g = "torch.Generator().manual_seed(5)"
+    line = (
+        "dbnvar = -0.5 * (bnvar + 1e-5)**-1.5 * dbnvar_inv"
+        f" * (1 + 0.5 * torch.rand(bnvar.shape, generator={g}))"
+    )
+    assert said(walk03, "dbnvar", line).mistake != "local"
