@@ -928,6 +928,24 @@ def _padding(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
     )
 
 
+def _few_turns(v: torch.Tensor, turns: float = 3.5) -> bool:
+    """Whether the values, in order, go up and down little: their total variation is at most
+    ``turns`` times their range (1 for a monotone run, 2 for one turn; noise far more)."""
+    spread = float(v.max() - v.min())
+    return float(v.diff().abs().sum()) <= turns * spread + 1e-9 * float(v.abs().max())
+
+
+def _smooth(x: torch.Tensor, v: torch.Tensor, tol: float = 0.01) -> bool:
+    """Whether ``v``, in the order of ``x``, lies close to the line through each point's two
+    neighbours (a smooth function of ``x``): the median miss at most ``tol`` of its range."""
+    if v.numel() < 3:
+        return False
+    gap = x[2:] - x[:-2]
+    w = torch.where(gap > 0, (x[1:-1] - x[:-2]) / gap.clamp_min(1e-300), torch.full_like(gap, 0.5))
+    miss = (v[1:-1] - (v[:-2] + w * (v[2:] - v[:-2]))).abs()
+    return float(miss.median()) <= tol * float(v.max() - v.min()) + 1e-12
+
+
 def _local(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     """The gradient from above multiplied in, by a smooth function of the input that is not its
     local derivative: an elementwise step's slope re-derived wrong."""
@@ -943,11 +961,13 @@ def _local(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
     # multiplying in the gradient from above keeps its zeros, and leaves something where it is not
     if bool(y[~reach].any()) or not bool(y[reach].any()):
         return None
-    slope = (y[reach] / up[reach]).double()[x[reach].double().argsort()]
-    spread = float(slope.max() - slope.min())
-    wiggle = float(slope.diff().abs().sum())
-    if wiggle > 3.5 * spread + 1e-9 * float(slope.abs().max()):  # not a function of the input
+    order = x[reach].double().argsort()
+    at, slope = x[reach].double()[order], (y[reach] / up[reach]).double()[order]
+    if not (_few_turns(slope) and _smooth(at, slope)):  # not a function of the input
         return None
+    if bool((slope > 0).all()) or bool((slope < 0).all()):  # nor in its orders of magnitude
+        if not (_few_turns(slope.abs().log()) and _smooth(at, slope.abs().log())):
+            return None
     return "local", (
         f"your {ctx.answer} multiplies in `{label}`, the gradient from above, but by another "
         f"function of `{ctx.tensor}` than the local derivative, the slope of "
