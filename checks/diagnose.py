@@ -158,9 +158,11 @@ class Context:
     local: Callable[[], list[tuple[tuple[str, ...], torch.Tensor]]] | None = None
     # What named slips of the computation give (an optimiser's): (word, hint with {name}, value).
     slips: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
-    # Where the tensor reaches a later one through elementwise operations only: its values, the
-    # gradient arriving at that later tensor, and that gradient's name.
-    elementwise: Callable[[], tuple[torch.Tensor, torch.Tensor, str] | None] | None = None
+    # For each use reaching a later tensor through elementwise operations only: the tensor's
+    # values, the gradient arriving there, its name, and what the other uses contribute.
+    elementwise: Callable[[], list[tuple[torch.Tensor, torch.Tensor, str, torch.Tensor]]] | None = (
+        None
+    )
     # The gradient with a gradient from above replaced by another tensor: (used, meant, gradient).
     instead: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     # The gradient with a square gradient from above transposed: (that answer, the gradient).
@@ -420,65 +422,18 @@ def _after_permute(yp: torch.Tensor, e: torch.Tensor, ctx: Context) -> str:
 
 
 def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
-    """Mistake and hint for a same-shape answer that is not close to ``e``."""
+    """Mistake and hint for a same-shape answer that is not close to ``e``: the first rule of
+    ``VALUE_RULES`` that explains it, the graph's last (they cost the most), else ``wrong``."""
     _batch_from_graph(ctx)
-    rt, at = ctx.rtol, ctx.atol
-    bad = ~torch.isfinite(y) & torch.isfinite(e)
-    if bool(bad.any()):
-        kind = "NaN" if bool(torch.isnan(y[bad]).any()) else "infinite"
-        if y.dim() == 0:
-            return (
-                "nan",
-                f"your {ctx.answer} is {kind}: look for 0/0, the log of 0 or a division by zero.",
-            )
-        first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
-        return "nan", (
-            f"your {ctx.answer} has {int(bad.sum())} {kind} value(s), the first at index {first}: "
-            "look for 0/0, the log of 0 or a division by zero."
-        )
     single = e.numel() == 1
-    for test in (_alias, _upstream, _mask, _chain, _padding, _transposed_upstream, _instead, _slip):
-        found = test(y, e, ctx)
-        if found:
-            return found
-    if e.numel() and not bool(y.any()) and bool(e.any()) and not single:
-        if re.search(r"\bmasked_fill_?\(|\bwhere\(", ctx.code or ""):
-            return "mask", (
-                f"your {ctx.answer} is all zeros, but {ctx.target} is not: its mask keeps none "
-                "of the entries that carry a gradient (`masked_fill(m, 0)` writes 0 where `m` is "
-                "True): check which way round the mask is."
-            )
-        return (
-            "wrong",
-            f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula, or "
-            "check what it multiplies by, masks or selects.",
-        )
-    if close(-y, e, rt, at):
-        fix = (
-            "check the signs in your formula"
-            if ctx.value
-            else "check the sign of each local derivative"
-        )
-        return "sign", f"your {ctx.answer} is exactly the negative of {ctx.target}: {fix}."
-    if y.dim() >= 2 and y.shape[-1] == y.shape[-2] > 1 and close(y.mT, e, rt, at):
-        last = "" if y.dim() == 2 else " in its last two axes"
-        return (
-            "transpose",
-            f"your {ctx.answer} is {ctx.target} transposed{last}: swap the operands of the "
-            "matrix product or transpose it back.",
-        )
-    found = _layout(y, e, ctx)
-    if found:
-        return found
-    # The graph tests cost the most, so they come last, except for a single number, where any wrong
-    # answer is some factor times the right one and only the graph can tell a missing path from a
-    # factor.
-    order = (
+    # for a single number any wrong answer is some factor times the right one, and only the graph
+    # can tell a missing path from a factor
+    graph = (
         (_operand, _missing_path, _accumulate, _scale)
         if single
         else (_operand, _scale, _missing_path, _accumulate, _local)
     )
-    for test in order:
+    for test in (*VALUE_RULES, *graph):
         found = test(y, e, ctx)
         if found:
             mistake, hint = found
@@ -494,6 +449,55 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
             "re-derive it step by step."
         )
     return "wrong", hint + _unmeasured(ctx)
+
+
+def _not_finite(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """NaN or infinity where the gradient is finite."""
+    bad = ~torch.isfinite(y) & torch.isfinite(e)
+    if not bool(bad.any()):
+        return None
+    kind = "NaN" if bool(torch.isnan(y[bad]).any()) else "infinite"
+    if y.dim() == 0:
+        where = "look for 0/0, the log of 0 or a division by zero"
+        return "nan", f"your {ctx.answer} is {kind}: {where}."
+    first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
+    return "nan", (
+        f"your {ctx.answer} has {int(bad.sum())} {kind} value(s), the first at index {first}: "
+        "look for 0/0, the log of 0 or a division by zero."
+    )
+
+
+def _all_zeros(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Nothing but zeros where the gradient is not: a mask the wrong way round, or no formula."""
+    if not e.numel() or e.numel() == 1 or bool(y.any()) or not bool(e.any()):
+        return None
+    if re.search(r"\bmasked_fill_?\(|\bwhere\(", ctx.code or ""):
+        return "mask", (
+            f"your {ctx.answer} is all zeros, but {ctx.target} is not: its mask keeps none of the "
+            "entries that carry a gradient (`masked_fill(m, 0)` writes 0 where `m` is True): check "
+            "which way round the mask is."
+        )
+    return "wrong", (
+        f"your {ctx.answer} is all zeros, but {ctx.target} is not: fill in its formula, or check "
+        "what it multiplies by, masks or selects."
+    )
+
+
+def _negative(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    if not close(-y, e, ctx.rtol, ctx.atol):
+        return None
+    fix = "the signs in your formula" if ctx.value else "the sign of each local derivative"
+    return "sign", f"your {ctx.answer} is exactly the negative of {ctx.target}: check {fix}."
+
+
+def _transposed(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    if not (y.dim() >= 2 and y.shape[-1] == y.shape[-2] > 1 and close(y.mT, e, ctx.rtol, ctx.atol)):
+        return None
+    last = "" if y.dim() == 2 else " in its last two axes"
+    return "transpose", (
+        f"your {ctx.answer} is {ctx.target} transposed{last}: swap the operands of the matrix "
+        "product or transpose it back."
+    )
 
 
 # A factor is "simple" when its numerator and denominator are both at most this (2, 3/4, -1/3, ...).
@@ -838,7 +842,14 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
     if ctx.index_uses is None or y.dim() == 0:
         # no graph to tell which rows are wrong: the code alone, when it has an indexed +=
         return ("accumulate", _indexed_add_hint(ctx, said)) if said and y.dim() else None
-    for idx in ctx.index_uses():
+    uses = ctx.index_uses()
+    if uses and y.dim() >= 2 and close(y.sum(0), e.sum(0), ctx.rtol, ctx.atol + 1e-6):
+        return "layout", (
+            f"your {ctx.answer} adds up every position's gradient, but into the wrong rows: the "
+            "gradient of position (i, j) goes to the row its index picked there, so flatten the "
+            "index and the gradient in the same order."
+        )
+    for idx in uses:
         counts = torch.bincount(idx.flatten(), minlength=y.shape[0])[: y.shape[0]]
         row_bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol).reshape(y.shape[0], -1).all(
             dim=1
@@ -948,32 +959,37 @@ def _smooth(x: torch.Tensor, v: torch.Tensor, tol: float = 0.01) -> bool:
 
 def _local(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     """The gradient from above multiplied in, by a smooth function of the input that is not its
-    local derivative: an elementwise step's slope re-derived wrong."""
-    got = ctx.elementwise() if ctx.elementwise is not None else None
-    if got is None:
-        return None
-    x, up, label = got
-    if x.shape != y.shape or up.shape != y.shape:
-        return None
+    local derivative: an elementwise step's slope re-derived wrong (in one use's path, the others
+    right)."""
+    ways = ctx.elementwise() if ctx.elementwise is not None else []
+    for x, up, label, rest in ways:
+        if x.shape == y.shape == up.shape == rest.shape and _slope_of_input(y - rest, up, x):
+            where = "" if len(ways) == 1 and not bool(rest.any()) else " in that path"
+            return "local", (
+                f"your {ctx.answer} multiplies in `{label}`, the gradient from above, but{where} "
+                f"by another function of `{ctx.tensor}` than the local derivative, the slope of "
+                f"`{_tensor_of(label)}` in `{ctx.tensor}`: re-derive that slope (in terms of the "
+                "step's input or output, whichever the rule is written with)."
+            )
+    return None
+
+
+def _slope_of_input(y: torch.Tensor, up: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether ``y`` is ``up`` times a smooth function of ``x``, entry by entry: zero where ``up``
+    is, something where it is not, and a slope with few turns that lies on the line through its
+    neighbours, in value and in orders of magnitude."""
     reach = up.abs() > 1e-12 * float(up.abs().max())
     if int(reach.sum()) < 8 or not bool(torch.isfinite(y[reach]).all()):
-        return None
-    # multiplying in the gradient from above keeps its zeros, and leaves something where it is not
+        return False
     if bool(y[~reach].any()) or not bool(y[reach].any()):
-        return None
+        return False
     order = x[reach].double().argsort()
     at, slope = x[reach].double()[order], (y[reach] / up[reach]).double()[order]
-    if not (_few_turns(slope) and _smooth(at, slope)):  # not a function of the input
-        return None
-    if bool((slope > 0).all()) or bool((slope < 0).all()):  # nor in its orders of magnitude
-        if not (_few_turns(slope.abs().log()) and _smooth(at, slope.abs().log())):
-            return None
-    return "local", (
-        f"your {ctx.answer} multiplies in `{label}`, the gradient from above, but by another "
-        f"function of `{ctx.tensor}` than the local derivative, the slope of "
-        f"`{_tensor_of(label)}` in `{ctx.tensor}`: re-derive that slope (in terms of the step's "
-        "input or output, whichever the rule is written with)."
-    )
+    if not (_few_turns(slope) and _smooth(at, slope)):
+        return False
+    if bool((slope > 0).all()) or bool((slope < 0).all()):
+        return _few_turns(slope.abs().log()) and _smooth(at, slope.abs().log())
+    return True
 
 
 def _layout(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
@@ -1179,3 +1195,21 @@ def _indexed_add_hint(ctx: Context, said: str) -> str:
         "them back once: a row selected several times keeps only one of its additions. Use "
         "`index_add_`, which adds every one, or `+=` in a loop over the positions."
     )
+
+
+# The value rules that need no graph measurement, or only a cheap one, in the order tried.
+VALUE_RULES = (
+    _not_finite,
+    _alias,
+    _upstream,
+    _mask,
+    _chain,
+    _padding,
+    _transposed_upstream,
+    _instead,
+    _slip,
+    _all_zeros,
+    _negative,
+    _transposed,
+    _layout,
+)

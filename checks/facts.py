@@ -23,7 +23,7 @@ from checks.graph import GraphFacts, scope_tensors
 
 # The facts' format: part of the key of a cached reference run, so that a reference recorded by an
 # earlier grader (without the later facts) is made again.
-VERSION = 2
+VERSION = 3
 
 # cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's
 # expression
@@ -53,7 +53,7 @@ def of(
         "local": [[list(left_out), grad] for left_out, grad in g.local(earlier())],
         "transposed": [[label, grad] for label, grad in g.transposed(earlier())],
         "broadcast": [list(copies) for copies in g.broadcast()],
-        "elementwise": list(g.elementwise(earlier()) or []),
+        "elementwise": [list(way) for way in g.elementwise(earlier())],
         "instead": [list(swap) for swap in g.instead(earlier())],
     }
 
@@ -125,6 +125,6 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     ctx.broadcast = lambda: copies
     instead = [(str(u), str(m), x) for u, m, x in facts.get("instead", [])]
     ctx.instead = lambda: instead
-    step = facts.get("elementwise") or []
-    ctx.elementwise = lambda: (step[0], step[1], str(step[2])) if len(step) == 3 else None
+    ways = [(x, up, str(label), rest) for x, up, label, rest in facts.get("elementwise", [])]
+    ctx.elementwise = lambda: ways
     return ctx

@@ -641,24 +641,41 @@ class GraphFacts:
         ]
         return [*earlier, *extra]
 
-    def elementwise(self, earlier: list[Earlier]) -> tuple[torch.Tensor, torch.Tensor, str] | None:
-        """Where the tensor's only use reaches a later tensor through elementwise operations alone
-        (``h = tanh(hpreact)``, ``bnvar_inv = (bnvar + 1e-5)**-0.5``): the tensor's values, the
-        gradient arriving at that later tensor (the learner's answer, or its ``.grad``) and its
-        name; None otherwise."""
-        if self.root is None or len(self._uses) != 1 or self._place:
-            return None
+    def elementwise(
+        self, earlier: list[Earlier]
+    ) -> list[tuple[torch.Tensor, torch.Tensor, str, torch.Tensor]]:
+        """For each use that reaches a later tensor through elementwise operations alone
+        (``h = tanh(hpreact)``, ``bnvar_inv = (bnvar + 1e-5)**-0.5``, one of ``bndiff``'s two
+        uses): the tensor's values, the gradient arriving at that later tensor (the learner's
+        answer, or its ``.grad``), its name, and what the other uses contribute."""
+        if self.root is None or not self._uses or self._place:
+            return []
         marks = self._marks(earlier)
-        node = self._uses[0][0]
+        paths = self.paths() if len(self._uses) > 1 else []
+        out = []
+        for i, (node, _) in enumerate(self._uses):
+            if len(self._uses) > 1 and (i >= len(paths) or paths[i][1] is None):
+                continue
+            reached = self._elementwise_to(node, marks)
+            if reached is not None:
+                rest = self.expected - paths[i][1] if paths else torch.zeros_like(self.expected)
+                out.append((self.t.detach(), *reached, rest))
+        return out
+
+    def _elementwise_to(
+        self, node: Node, marks: dict[int, Earlier]
+    ) -> tuple[torch.Tensor, str] | None:
+        """The gradient arriving at the later tensor that ``node`` reaches through elementwise
+        operations alone, and its name; None when another operation comes first."""
         for _ in range(8):
             if not _elementwise(node):
                 return None
             hit = marks.get(id(node))
             named = self.by_node.get(id(node))
             if hit is not None:
-                return self.t.detach(), hit.value, hit.label
+                return hit.value, hit.label
             if named is not None and named[0] and grad_of(named[1]) is not None:
-                return self.t.detach(), grad_of(named[1]).detach(), f"d{named[0]}"
+                return grad_of(named[1]).detach(), f"d{named[0]}"
             ups = self.parents.get(node, [])
             if len(ups) != 1:
                 return None
@@ -776,8 +793,12 @@ class GraphFacts:
             if operand is None:
                 continue
             meant = self.name_of(operand) or ""  # "": a tensor the notebook has no name for
+            pool = self._pool(node, i, operand, meant, candidates)
+            if not meant and (arranged := self._arranged(operand)) is not None:
+                meant, more = arranged  # a named tensor, transposed or viewed for the product
+                pool = {**more, **pool}
             rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
-            for used, c in self._pool(node, i, operand, meant, candidates).items():
+            for used, c in pool.items():
                 self._instead = (id(node), 1 - slots[0], c.detach())
                 try:
                     part = self._rebuild(node, slots, live=True)
@@ -834,6 +855,23 @@ class GraphFacts:
             ):
                 fit[used] = c
         return fit
+
+    def _arranged(self, x: torch.Tensor) -> tuple[str, dict[str, torch.Tensor]] | None:
+        """The named tensor that ``x`` holds rearranged (``k.transpose(-2, -1)`` copied and viewed
+        for a batched product), and the notebook's other tensors of its shape arranged the same
+        way, by name; None when no named tensor matches by value."""
+        for k, v in self.names.items():
+            if v.numel() != x.numel() or v.dim() < 2 or v.dtype != x.dtype:
+                continue
+            for arrange in (lambda a: a.reshape(x.shape), lambda a: a.mT.reshape(x.shape)):
+                if torch.equal(arrange(v.detach()), x):
+                    others = {
+                        n: arrange(o.detach())
+                        for n, o in self.names.items()
+                        if n != k and o.shape == v.shape and o.dtype == v.dtype
+                    }
+                    return k, others
+        return None
 
     def name_of(self, x: torch.Tensor) -> str | None:
         """The variable that holds ``x`` (or a tensor with the same data), if any."""
