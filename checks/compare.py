@@ -464,9 +464,18 @@ def _context(
         transposed=lambda: graph().transposed(earlier()),
         elementwise=lambda: graph().elementwise(earlier()),
         instead=lambda: graph().instead(earlier()),
+        tensors=lambda: _forward_tensors(scope()),
         swaps=lambda: graph().swaps(scope()),
     )
     return ctx
+
+
+def _forward_tensors(names: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The notebook's tensors by name, less the learner's answers (``dX``, and what was checked)."""
+    answers = {a[1] for a in _ANSWERS.values()}
+    return {
+        k: v for k, v in names.items() if k not in answers and not (k[:1] == "d" and k[1:] in names)
+    }
 
 
 def _source_of(frame: FrameType | None) -> str | None:

@@ -62,6 +62,10 @@ MISTAKES: dict[str, str] = {
         "on it can be right"
     ),
     "alias": "two names for one tensor: an in-place change through one changed the other",
+    "factor": (
+        "the gradient times or divided by a tensor of the forward pass: a factor of the formula "
+        "missing or one too many (`bngain`, `lnf_rstd`)"
+    ),
     "local": (
         "the gradient from above is multiplied in, but by another function than the local "
         "derivative (`1 - hpreact**2` for tanh's `1 - h**2`)"
@@ -163,6 +167,8 @@ class Context:
     elementwise: Callable[[], list[tuple[torch.Tensor, torch.Tensor, str, torch.Tensor]]] | None = (
         None
     )
+    # The notebook's forward tensors by name (not its answers): a factor missing or one too many.
+    tensors: Callable[[], dict[str, torch.Tensor]] | None = None
     # The gradient with a gradient from above replaced by another tensor: (used, meant, gradient).
     instead: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     # The gradient with a square gradient from above transposed: (that answer, the gradient).
@@ -431,7 +437,7 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
     graph = (
         (_operand, _missing_path, _accumulate, _scale)
         if single
-        else (_operand, _scale, _missing_path, _accumulate, _local)
+        else (_operand, _scale, _missing_path, _accumulate, _local, _factor)
     )
     for test in (*VALUE_RULES, *graph):
         found = test(y, e, ctx)
@@ -937,6 +943,47 @@ def _padding(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
         f"your {ctx.answer} has values at {k} entries where the gradient is zero ({where}): they "
         f"must get 0; {rest}"
     )
+
+
+def _factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The gradient times a tensor of the forward pass, or divided by it (or by its square): a
+    factor of the formula missing or one too many (``bngain``, ``lnf_rstd``)."""
+    if ctx.tensors is None:
+        return None
+    found = []  # (how far off, name, power)
+    for name, x in ctx.tensors().items():
+        x = x.detach()
+        if (
+            name == ctx.variable
+            or x.numel() < 2
+            or not x.is_floating_point()
+            or not _broadcasts_to(x, e)
+            or not bool((x != 0).all())
+            or float(x.max() - x.min()) <= 1e-6 * float(x.abs().max())
+        ):
+            continue
+        x = x.to(e.dtype)
+        for k in (1, -1, 2):
+            fixed = y * x**k
+            if close(fixed, e, ctx.rtol, ctx.atol):
+                found.append((float((fixed - e).abs().max()), name, k))
+    if not found:
+        return None
+    _, name, k = min(found)  # the closest: `/ rstd` is `rstd` twice over before it is `var`
+    what = {1: "missing", -1: "one too many", 2: "missing twice"}[k]
+    return "factor", (
+        f"your {ctx.answer} is the gradient {'divided by' if k > 0 else 'times'} `{name}`"
+        f"{'**2' if k == 2 else ''}: the factor `{name}` is {what} in your formula (a `*` that "
+        "should be a `/`, or the other way round, counts too)."
+    )
+
+
+def _broadcasts_to(x: torch.Tensor, e: torch.Tensor) -> bool:
+    """Whether ``x`` broadcasts to ``e``'s shape exactly."""
+    try:
+        return tuple(torch.broadcast_shapes(x.shape, e.shape)) == tuple(e.shape)
+    except RuntimeError:
+        return False
 
 
 def _few_turns(v: torch.Tensor, turns: float = 3.5) -> bool:

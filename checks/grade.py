@@ -800,11 +800,22 @@ def judge_values(
                 answers,
                 why,
                 *_sizes(ex.answers[point[check]], ref.get(STATE + str(point[check]), {})),
+                tensors=_forward(ref.get(STATE + str(point[check]), {}), answers),
             )
             rows.append(
                 _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
             )
     return rows
+
+
+def _forward(state: dict, answers: set[str]) -> dict[str, torch.Tensor]:
+    """The instructor's forward tensors before an answer cell (no answers), as ``cmp`` sees the
+    notebook's: for a factor of the formula missing or one too many."""
+    return {
+        k: v
+        for k, v in state.items()
+        if isinstance(v, torch.Tensor) and k not in answers and v.is_floating_point()
+    }
 
 
 def _sizes(ans: AnswerCell, state: dict) -> tuple[list[int], list[int]]:
@@ -893,6 +904,8 @@ def judge_one(
     review: str | None = None,
     head_sizes: list[int] | None = None,
     sizes: list[int] | None = None,
+    *,
+    tensors: dict[str, torch.Tensor] | None = None,
 ) -> Result:
     """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
     and hints, with the graph's facts from the reference run (``facts``) in place of the graph,
@@ -905,6 +918,7 @@ def judge_one(
         name,
         batch_sizes=[settings.batch, *(s for s in sizes or [] if s != settings.batch)],
         head_sizes=list(head_sizes or []),
+        tensors=(lambda: tensors) if tensors else None,
         value=value,
         source=source,
         strict_shapes=settings.strict_shapes,

@@ -29,9 +29,9 @@ TARGET = 0.95
 # when the checks improve)
 MEASURED = {
     "02-tensor-backprop": 0.92,  # 47 of 51 (34 when the corpus was written)
-    "03-makemore-backprop": 0.94,  # 107 of 113 (84)
+    "03-makemore-backprop": 0.95,  # 108 of 113 (84)
     "04-mlp-language-model": 0.75,  # 34 of 45 (28, 6 of them `accumulate` for no scatter)
-    "05-transformer-backprop": 0.86,  # 117 of 136 (88)
+    "05-transformer-backprop": 0.88,  # 120 of 136 (88)
 }
 NOTEBOOKS = sorted(CORPUS)
 
@@ -110,7 +110,7 @@ def test_the_share_of_wrong_answers_named_does_not_fall(notebook):
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "the checks name the cause of 88% of the corpus's wrong answers (305 of 345), not 95%. "
+        "the checks name the cause of 90% of the corpus's wrong answers (309 of 345), not 95%. "
         "Called `wrong`: a wrong term inside a fused formula (batch norm's and layer norm's "
         "backward with a sum for a mean or a factor left out, the softmax backward, "
         "cross-entropy's `+= 1`, `softmax(dim=0)` or `[:, Y]`, 04's bigram closed form); a "
@@ -131,14 +131,14 @@ def test_the_cause_is_named_for_95_percent_of_wrong_answers():
 SAYS = {
     **{k: {k} for k in MISTAKES},
     "keepdim": {"shape"},
-    "operand": {"operand", "local", "transpose"},
+    "operand": {"operand", "local", "transpose", "factor"},
     "rule": {"rule", "local", "operand"},
     "missing-path": {"missing-path", "local", "mask", "accumulate"},
     "transpose": {"transpose", "layout", "operand"},
     "mask": {"mask", "layout"},
     "index": {"mask", "layout", "accumulate"},
     "axis": {"shape", "transpose", "layout", "scale"},
-    "formula": {"local", "scale", "sign", "moment", "bessel", "missing-path", "layout"},
+    "formula": {"local", "scale", "sign", "moment", "bessel", "missing-path", "layout", "factor"},
 }
 
 

@@ -66,6 +66,12 @@ def make_submissions(root):
             dbnmeani=["(-dbndiff).sum(0)"],  # the lecture's (64,)
             dprobs=["1.0 / probs"],  # the local derivative alone: no dlogprobs
             dnorm_logits=["counts"],  # the same: no dcounts
+            dhprebn=[  # exercise 3's fused formula without bngain
+                a["dhprebn"][0],
+                "bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)"
+                " - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+                *a["dhprebn"][2:],
+            ],
         ),
     )
     save("ursula-two-copies", filled())
@@ -370,7 +376,9 @@ def test_grader_names_what_the_notebook_names(graded):
         "ex1/dhpreact": "autograd-grad",
         "ex1/dprobs": "chain",
         "ex1/dnorm_logits": "chain",
+        "ex3/dhprebn": "factor",
     }, {c: r["reason"] for c, r in bad.items()}
+    assert "the factor `bngain` is missing" in bad["ex3/dhprebn"]["reason"]
     assert "from above, `dlogprobs`, is missing" in bad["ex1/dprobs"]["reason"]
     assert "`dembcat` where `embcat` belongs" in bad["ex1/dW1"]["reason"]
     assert "through `counts_sum`" in bad["ex1/dcounts"]["reason"]

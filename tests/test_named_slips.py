@@ -289,3 +289,23 @@ def test_a_slope_that_is_no_function_of_the_input_is_not_local(walk03):
         f" * (1 + 0.5 * torch.rand(bnvar.shape, generator={g}))"
     )
     assert said(walk03, "dbnvar", line).mistake != "local"
+
+
+@pytest.mark.parametrize(
+    ("line", "said_"),
+    [
+        (
+            "dhprebn = bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)"
+            " - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+            "the factor `bngain` is missing",
+        ),
+        (
+            "dhprebn = bngain / bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)"
+            " - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))",
+            "`bnvar_inv`**2",
+        ),
+    ],
+)
+def test_a_factor_of_a_fused_formula_missing_or_inverted_is_factor(walk03, line, said_):
+    res = walk03.said(Spoil("dhprebn", "factor", line, check="hprebn (fused)"))
+    assert res.mistake == "factor" and said_ in res.hint, res.hint
