@@ -455,6 +455,7 @@ def _context(
         strict_shapes=strict_shapes,
         paths=lambda: graph().paths(),
         index_uses=lambda: graph().index_uses(),
+        misplaced=lambda: graph().misplaced(),
         terms=lambda: graph().terms(),
         scale=lambda: graph().upstream_scale(),
         shared_over=lambda: graph().shared_over(),

@@ -151,6 +151,8 @@ class Context:
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
     index_uses: Callable[[], list[torch.Tensor]] | None = None
+    # What the index uses give with the index and the gradient flattened in different orders.
+    misplaced: Callable[[], list[torch.Tensor]] | None = None
     terms: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None  # paths split further
     value: bool = False  # a value checked against a reference (an optimiser's step), not a gradient
     strict_shapes: bool = False  # a dropped leading size-1 axis fails instead of being noted
@@ -843,13 +845,26 @@ def _one_weight_off(A: torch.Tensor, yd: torch.Tensor, ctx: Context) -> list[tup
     )  # one path with its sign flipped is the likeliest slip
 
 
+def _misplaced(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> bool:
+    """Whether every position's gradient was added into another position's row: ``y`` is what the
+    index and the gradient flattened in different orders give, or has the right totals over the
+    rows where those totals say something (a batch norm upstream makes them zero for any batch)."""
+    if any(
+        m.shape == y.shape and _near(y, m, ctx) for m in (ctx.misplaced() if ctx.misplaced else [])
+    ):
+        return True
+    totals = e.sum(0)
+    telling = float(totals.abs().max()) > 1e-3 * float(e.abs().max()) * e.shape[0] ** 0.5
+    return telling and close(y.sum(0), totals, ctx.rtol, ctx.atol + 1e-6)
+
+
 def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     said = getattr(ctx.facts, "indexed_add", None)
     if ctx.index_uses is None or y.dim() == 0:
         # no graph to tell which rows are wrong: the code alone, when it has an indexed +=
         return ("accumulate", _indexed_add_hint(ctx, said)) if said and y.dim() else None
     uses = ctx.index_uses()
-    if uses and y.dim() >= 2 and close(y.sum(0), e.sum(0), ctx.rtol, ctx.atol + 1e-6):
+    if uses and y.dim() >= 2 and _misplaced(y, e, ctx):
         return "layout", (
             f"your {ctx.answer} adds up every position's gradient, but into the wrong rows: the "
             "gradient of position (i, j) goes to the row its index picked there, so flatten the "

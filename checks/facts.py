@@ -23,7 +23,7 @@ from checks.graph import GraphFacts, scope_tensors
 
 # The facts' format: part of the key of a cached reference run, so that a reference recorded by an
 # earlier grader (without the later facts) is made again.
-VERSION = 3
+VERSION = 4
 
 # cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's
 # expression
@@ -48,6 +48,7 @@ def of(
         "paths": [[label, c] for label, c in g.paths()],
         "terms": [[label, c] for label, c in g.terms()],
         "index": list(g.index_uses()),
+        "misplaced": list(g.misplaced()),
         "scale": float(g.upstream_scale() or 0.0),
         "swaps": [[used, meant, grad] for used, meant, grad in g.swaps(names)],
         "local": [[list(left_out), grad] for left_out, grad in g.local(earlier())],
@@ -112,6 +113,7 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     ctx.paths = lambda: paths
     ctx.terms = lambda: terms
     ctx.index_uses = lambda: list(facts.get("index", []))
+    ctx.misplaced = lambda: list(facts.get("misplaced", []))
     scale = float(facts.get("scale", 0.0))
     ctx.scale = lambda: scale if math.isfinite(scale) else 0.0
     ctx.swaps = lambda: swaps

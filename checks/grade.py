@@ -933,7 +933,7 @@ def judge_one(
         except Exception:  # facts of another version of the grader: judge without them
             ctx.paths = ctx.terms = ctx.index_uses = ctx.scale = ctx.swaps = None
             ctx.local = ctx.transposed = ctx.slips = ctx.broadcast = ctx.elementwise = None
-            ctx.instead = None
+            ctx.instead = ctx.misplaced = None
         ctx = with_source(ctx, code, var, answers) if not value else ctx
         yt, notes = answer(name, y, expected, label=var)
         ctx.notes = notes + ctx.notes

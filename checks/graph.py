@@ -11,6 +11,7 @@ each use's output with the local derivative of the operation (a small table of r
 from __future__ import annotations
 
 import gc
+import itertools
 import re
 import warnings
 from collections.abc import Callable
@@ -935,6 +936,33 @@ class GraphFacts:
             idx = self._saved_index(node)
             if idx is not None:
                 out.append(idx)
+        return out
+
+    def misplaced(self) -> list[torch.Tensor]:
+        """What an index's use gives back when the index and the gradient arriving there are
+        flattened in different orders (``Xb.T.flatten()`` with ``demb.view(-1, n_embd)``): every
+        position's gradient added, into another position's row."""
+        out = []
+        for node, _ in self._uses:
+            idx = self._saved_index(node) if self._is_index(node) else None
+            if idx is None or not 2 <= idx.dim() <= 3:
+                continue
+            g = self._arriving(node)
+            if g is None or tuple(g.shape[: idx.dim()]) != tuple(idx.shape):
+                continue
+            tail = list(range(idx.dim(), g.dim()))
+            for order in itertools.permutations(range(idx.dim())):
+                if list(order) == sorted(order):
+                    continue
+                pairs = [
+                    (idx.permute(order).flatten(), g.reshape(-1, *self.t.shape[1:])),
+                    (idx.flatten(), g.permute(*order, *tail).reshape(-1, *self.t.shape[1:])),
+                ]
+                for flat, rows in pairs:
+                    try:
+                        out.append(torch.zeros_like(self.t.detach()).index_add_(0, flat, rows))
+                    except (RuntimeError, IndexError):
+                        continue
         return out
 
     def _saved_index(self, node: Node) -> torch.Tensor | None:

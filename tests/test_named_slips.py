@@ -309,3 +309,33 @@ def test_a_slope_that_is_no_function_of_the_input_is_not_local(walk03):
 def test_a_factor_of_a_fused_formula_missing_or_inverted_is_factor(walk03, line, said_):
     res = walk03.said(Spoil("dhprebn", "factor", line, check="hprebn (fused)"))
     assert res.mistake == "factor" and said_ in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dC = torch.zeros_like(C).index_add_(0, Xb.T.flatten(), demb.view(-1, n_embd))",
+        "dC = torch.zeros_like(C)"
+        ".index_add_(0, Xb.flatten(), demb.transpose(0, 1).reshape(-1, n_embd))",
+        "dC = torch.zeros_like(C)\n"
+        "dC.index_put_((Xb.T.reshape(-1),), demb.reshape(-1, n_embd), accumulate=True)",
+    ],
+)
+def test_the_index_and_the_gradient_flattened_in_different_orders_is_layout(walk03, line):
+    assert said(walk03, "dC", line).mistake == "layout"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # numbers with the right totals over the rows: after batch norm they are zero for any batch
+        "dC = torch.randn(C.shape, generator=torch.Generator().manual_seed(3))\ndC -= dC.mean(0)",
+        "dC = torch.zeros_like(C).index_add_(0, torch.randint(0, vocab_size, (Xb.numel(),),"
+        " generator=torch.Generator().manual_seed(4)), demb.view(-1, n_embd))",
+    ],
+)
+def test_totals_that_any_batch_has_do_not_make_layout(walk03, line):
+    """``layout`` says the index and the gradient were flattened in different orders; numbers of
+    another batch (pasted in) or an index of other rows only share totals that batch norm makes
+    zero for every batch, and are not that."""
+    assert said(walk03, "dC", line).mistake != "layout"
