@@ -21,7 +21,8 @@ import torch
 
 from checks import check_numeric
 from checks.feedback import page_names, write_pages
-from checks.grade import FIELDS, Settings, judge_one
+from checks.grade import Settings, judge_one
+from checks.reports import FIELDS
 from checks.verdict import FAIL, PASS
 from tests.browser import CHROMIUM, CHROMIUM_FLAGS, require_browser
 
