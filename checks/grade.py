@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +64,25 @@ ROWS = (
 )
 FACTS = "facts::"  # the reference values' keys for what the graph says about a check
 MISSING, DELETED = "<...>", "<deleted>"
+
+
+class SetupError(RuntimeError):
+    """The grading set-up is broken (the reference run or the instructor's own solution fails):
+    nothing is graded, nothing cached."""
+
+
+SOLUTION_SUBMISSION = "(the instructor's solution)"
+NONE = (None, None)  # no run, no grading notebook: nothing ran
+
+
+def checks_version() -> str:
+    """The installed package's version (``0+unknown`` from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("backprop-workbook")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 @dataclass
@@ -684,6 +703,22 @@ def _cells(junit: Path) -> tuple[dict[int, str], dict[int, float]]:
     return errors, seconds
 
 
+def first_error(run: Run, plan: Plan) -> str:
+    """The first thing that went wrong in a run, and where: its fault, else the earliest failing
+    cell's error with that cell's first line (the data missing, a package the kernel cannot
+    import...)."""
+    if run.fault:
+        return run.fault
+    if not run.cell_errors:
+        return ""
+    k = min(run.cell_errors)
+    code = plan.nb.cells[k].source.strip().splitlines() if k < len(plan.nb.cells) else []
+    line = next((c for c in code if c.strip() and not c.lstrip().startswith("#")), "")
+    concern = plan.concerns[k] if k < len(plan.concerns) else ""
+    where = "a grader cell" if concern == "grader" else f"the cell `{line[:60]}`"
+    return f"{run.cell_errors[k]} (in {where})"
+
+
 def _one_line_error(text: str) -> str:
     text = re.sub(r"(\x1b|#x1B)\[[0-9;]*m", "", text)  # colours, raw or as junit XML writes them
     if "Failed to interrupt kernel" in text:
@@ -1008,6 +1043,7 @@ class Grader:
         self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
+        self._environment: str | None = None
         # kept out of a sandbox even inside what it may read (the hint ladders hold the solution
         # lines)
         self.hidden = [solutions, out, self.cache, HINTS]
@@ -1031,11 +1067,13 @@ class Grader:
                 run = run_notebook(
                     assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
                 )
-                missing = [c for c in ex.checks if c not in run.values]
-                if missing or len(run.states) < len(ex.answers):
-                    raise RuntimeError(
-                        f"the reference run of {ex.name} recorded no value for {missing[:3]}: "
-                        f"{run.fault or run.cell_errors}"
+                # a sentinel (``<deleted>``, ``<error: X>``) is no value: never cached
+                missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), str)]
+                if missing or run.fault or run.cell_errors or len(run.states) < len(ex.answers):
+                    lacks = f"recorded no value for {_listed(missing)}" if missing else "failed"
+                    raise SetupError(
+                        f"the reference run of {ex.name} (the instructor's solution) {lacks}: "
+                        f"{first_error(run, assemble(ex, None))}. Nothing was graded or cached."
                     )
                 values, last = dict(run.values), {}
                 for k, st in sorted(
@@ -1051,26 +1089,28 @@ class Grader:
         return self._refs[ex.name]
 
     def grade_notebook(self, submission: str, path: Path) -> list[dict]:
+        return self._graded(submission, path)[0]
+
+    def _graded(self, submission: str, path: Path) -> tuple[list[dict], Run | None, Plan | None]:
+        """A notebook's rows, with the run and the grading notebook they came from (None where
+        nothing ran: a notebook of no exercise, one that cannot be read)."""
         ex = exercise_for(path, self.exercises)
         base = {"submission": submission, "notebook": path.name}
         if ex is None:
             known = ", ".join(self.exercises)
-            return [{**base, **_row("-", False, "", f"not one of the exercises ({known})")}]
+            return [{**base, **_row("-", False, "", f"not one of the exercises ({known})")}], *NONE
         base["notebook"] = ex.name
         try:
             learner = learner_cells(ex, path)
         except Unreadable as why:
-            return [{**base, **_row(c, False, "", str(why))} for c in ex.checks]
+            return [{**base, **_row(c, False, "", str(why))} for c in ex.checks], *NONE
         ref = self.reference(ex)
         plan = assemble(ex, learner, ref)
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
         run = run_notebook(plan, work, self.settings, self.hidden)
         sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
         reviews = source_reviews(ex, learner)
-        for (
-            cell,
-            calls,
-        ) in run.autograd.items():  # seen at run time, where the handed-out cell runs none
+        for cell, calls in run.autograd.items():  # seen at run time: the handed-out cell runs none
             for a in ex.answers:
                 if set(plan.learner[cell]) & set(a.checks) and not autograd_uses(a.template):
                     why = f"the cell ran autograd ({', '.join(dict.fromkeys(calls))})"
@@ -1080,7 +1120,45 @@ class Grader:
             for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
         ]
         shutil.rmtree(work, ignore_errors=True)
-        return rows
+        return rows, run, plan
+
+    def calibrate(self, ex: Exercise, progress: Callable[[str], object] = print) -> None:
+        """Grade the instructor's own solution through the very pipeline a learner's notebook
+        takes (sandbox, kernel, hand-ins, records): anything short of full marks is a broken
+        set-up, raised as ``SetupError`` with the kernel's first error before any learner runs.
+        A pass is remembered for exactly this solution, package, Python and settings."""
+        mark = self.cache / f"{ex.path.stem}-{self.environment(ex)}.calibrated"
+        if mark.exists():
+            return
+        progress(f"grading the solution {ex.name} as a submission (it must score full marks)")
+        rows, run, plan = self._graded(SOLUTION_SUBMISSION, ex.path)
+        bad = [r for r in rows if r["passed"] != "true"]
+        if bad:
+            cause = first_error(run, plan) if run is not None and plan is not None else ""
+            raise SetupError(
+                f"the instructor's solution {ex.name}, graded as a learner's notebook is, scores "
+                f"{len(rows) - len(bad)} / {len(rows)}: {cause or bad[0]['check'] + ': '}"
+                f"{'' if cause else bad[0]['reason']}. Nothing was graded: fix the set-up "
+                "(the data, the package inside the sandbox) and run again."
+            )
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.write_text(json.dumps({"solution": ex.name, "checks": len(rows)}) + "\n")
+
+    def environment(self, ex: Exercise | None = None) -> str:
+        """What a run's results depend on besides a submission: the solutions (or ``ex``'s), the
+        package's code and version, the Python, the sandbox and the settings (not ``jobs``)."""
+        if self._environment is None:
+            h = hashlib.sha256(f"{sys.executable}\n{checks_version()}\n".encode())
+            for p in sorted(Path(__file__).parent.rglob("*.py")):
+                h.update(p.name.encode() + p.read_bytes())
+            s = dataclasses.asdict(self.settings)
+            s.pop("jobs")
+            h.update(json.dumps(s, sort_keys=True).encode())
+            self._environment = h.hexdigest()
+        h = hashlib.sha256(self._environment.encode())
+        for e in [ex] if ex is not None else self.exercises.values():
+            h.update(e.name.encode() + e.path.read_bytes())
+        return h.hexdigest()[:16]
 
 
 def isolation(wanted: str) -> str:
@@ -1143,16 +1221,18 @@ def grade(
                 f"{settings.steps} steps)"
             )
         grader.reference(ex)
-    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, settings)).exists()]
+        grader.calibrate(ex, progress)
+    salt = grader.environment()
+    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
     if len(todo) < len(subs):
         progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
     started, finished = time.monotonic(), len(subs) - len(todo)
 
     def record(sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
         """Keep a submission's rows whole, in the out folder only (atomic: all or nothing)."""
-        tmp = done_dir / (_key(sub, nbs, settings) + ".tmp")
+        tmp = done_dir / (_key(sub, nbs, salt) + ".tmp")
         tmp.write_text(json.dumps({"rows": rows, "ignored": ignored}))
-        tmp.replace(done_dir / _key(sub, nbs, settings))
+        tmp.replace(done_dir / _key(sub, nbs, salt))
 
     def one(sub: str, nbs: list[Path]) -> tuple[str, list[dict]]:
         rows, ignored = grade_submission(grader, sub, nbs, progress)
@@ -1187,12 +1267,12 @@ def grade(
                     pool.shutdown(wait=True, cancel_futures=True)
                     raise
     except KeyboardInterrupt:
-        rows, ignored = _recorded(subs, done_dir, settings)
+        rows, ignored = _recorded(subs, done_dir, salt)
         write_reports(rows, out, ignored, settings)
-        done = sum((done_dir / _key(s, nbs, settings)).exists() for s, nbs in subs)
+        done = sum((done_dir / _key(s, nbs, salt)).exists() for s, nbs in subs)
         progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
         raise
-    rows, ignored = _recorded(subs, done_dir, settings)
+    rows, ignored = _recorded(subs, done_dir, salt)
     write_reports(rows, out, ignored, settings)
     return rows
 
@@ -1245,12 +1325,12 @@ def one_copy_each(
 
 
 def _recorded(
-    subs: list[tuple[str, list[Path]]], done_dir: Path, settings: Settings
+    subs: list[tuple[str, list[Path]]], done_dir: Path, salt: str
 ) -> tuple[list[dict], list[str]]:
     """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
     rows, ignored = [], []
     for s, nbs in subs:
-        path = done_dir / _key(s, nbs, settings)
+        path = done_dir / _key(s, nbs, salt)
         if not path.exists():
             continue
         record = json.loads(path.read_text())
@@ -1261,13 +1341,11 @@ def _recorded(
     return rows, ignored
 
 
-def _key(sub: str, nbs: list[Path], settings: Settings | None = None) -> str:
+def _key(sub: str, nbs: list[Path], salt: str = "") -> str:
+    """The name of a submission's done file: its notebooks' paths and bytes, and ``salt`` (what
+    else the rows depend on: the solutions, the package, the settings: ``Grader.environment``)."""
     h = hashlib.sha256()
-    h.update(f"rows {ROWS}\n{sub}".encode())
-    if settings is not None:  # another seed or batch grades again
-        h.update(
-            f"{settings.seed}/{settings.batch}/{settings.steps}/{settings.strict_shapes}".encode()
-        )
+    h.update(f"rows {ROWS}\n{sub}\n{salt}".encode())
     for p in nbs:
         h.update(str(p).encode())
         with contextlib.suppress(OSError):
@@ -1459,12 +1537,15 @@ def main(argv: list[str] | None = None) -> int:
         a.strict_shapes,
         a.sandbox,
     )
-    if a.self_check:
-        return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
     try:
+        if a.self_check:
+            return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
         rows = grade(
             a.submissions, a.out, settings, a.solutions, executor=a.executor, scheduler=a.scheduler
         )
+    except SetupError as why:
+        print(f"stopped before grading: {why}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print(
             "interrupted: the submissions graded so far are in the reports; run again to grade "

@@ -1,0 +1,89 @@
+"""A broken grading set-up stops the grader before any learner is graded (#23): the reference run
+that records no value, the instructor's own solution short of full marks through the learner's
+pipeline (a sandbox that cannot import ``checks``), each with the kernel's first real error, a
+non-zero exit and nothing cached; a changed solution grades the class again (resuming with
+the same solution: tests/test_grade.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import checks
+from checks import grade as grading
+from checks import sandbox
+from checks.grade import main
+from checks.paths import SOLUTIONS
+
+NB01 = "01-scalar-autograd.ipynb"
+RUN = ["--seed", "11", "--batch", "20", "--steps", "20", "--cell-timeout", "60", "--jobs", "1"]
+OFFLINE = 'words = open("data/names.txt").read().splitlines()  # the data set, offline: missing'
+
+
+def solutions_with(folder: Path, extra: str | None = None) -> Path:
+    """A solutions folder holding notebook 01, with ``extra`` as an instructor's cell after the
+    imports (a set-up step that can break)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.read(SOLUTIONS / NB01, as_version=4)
+    if extra is not None:
+        nb.cells.insert(3, nbformat.v4.new_code_cell(extra))
+    nbformat.write(nb, folder / NB01)
+    return folder
+
+
+def learner(tmp: Path) -> Path:
+    sub = tmp / "submissions" / "ada"
+    sub.mkdir(parents=True)
+    shutil.copy(SOLUTIONS / NB01, sub / NB01)
+    return sub
+
+
+def test_a_reference_run_that_records_nothing_stops_loudly_and_caches_nothing(tmp_path, capsys):
+    sub, out = learner(tmp_path), tmp_path / "out"
+    broken = solutions_with(tmp_path / "broken", OFFLINE)
+    assert main([str(sub), "--out", str(out), "--solutions", str(broken), *RUN]) == 3
+    err = capsys.readouterr().err
+    assert "stopped before grading" in err and "FileNotFoundError" in err, err
+    assert 'open("data/names.txt")' in err  # the cell that failed, by its first line
+    assert not list(out.rglob("*.pt")) and not list(out.rglob("*.calibrated"))
+    assert not (out / "grades.csv").exists() and not list((out / ".done").glob("*"))
+    # the data supplied (the cell fixed): graded at once, nothing of the broken run reused
+    fixed = solutions_with(tmp_path / "broken")
+    assert main([str(sub), "--out", str(out), "--solutions", str(fixed), *RUN]) == 0
+    log = capsys.readouterr().out
+    assert "from the cache" not in log and "resuming" not in log
+    assert "grading the solution 01-scalar-autograd.ipynb as a submission" in log
+    # the instructor changes the solution: the class is graded again, not resumed
+    solutions_with(fixed, "# the instructor fixed a step of the solution\nscale = 1.0")
+    assert main([str(sub), "--out", str(out), "--solutions", str(fixed), *RUN]) == 0
+    log = capsys.readouterr().out
+    assert "resuming" not in log and "reference run of 01" in log, log
+
+
+def test_self_check_on_a_broken_set_up_stops_the_same_way(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sub = learner(tmp_path)
+    broken = solutions_with(tmp_path / "broken", OFFLINE)
+    assert main(["--self", str(sub / NB01), "--solutions", str(broken), *RUN]) == 3
+    assert "FileNotFoundError" in capsys.readouterr().err
+    assert not list((tmp_path / "cache").rglob("*.pt"))
+
+
+@pytest.mark.skipif(not sandbox.bwrap(), reason="needs bubblewrap")
+def test_a_sandbox_that_cannot_import_checks_stops_before_grading(tmp_path, capsys, monkeypatch):
+    """The package out of the sandbox's reach (installed from another checkout, say): the
+    reference runs outside the sandbox and passes; the solution graded as a learner's notebook,
+    inside it, cannot import ``checks``, and the grader says so instead of zeroing the class."""
+    package = Path(checks.__file__).parent
+    monkeypatch.setattr(grading, "HINTS", package)  # one more folder the sandbox hides: checks/
+    sub, out = learner(tmp_path), tmp_path / "out"
+    sols = solutions_with(tmp_path / "sols")
+    args = [str(sub), "--out", str(out), "--solutions", str(sols), "--sandbox", "bwrap", *RUN]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert "graded as a learner's notebook is, scores 0 / 27" in err, err
+    assert "No module named 'checks" in err, err
+    assert not list(out.rglob("*.calibrated")) and not (out / "grades.csv").exists()
