@@ -118,11 +118,18 @@ def grade_on_dask(
     client = Client(scheduler or cluster)
     try:
         on_workers = client.scatter(shared, broadcast=True)
+        refused = {}  # a submission's notebooks refused unread (links): their rows, added here
+        for sub, nbs in todo:
+            kept, refused[sub] = grader.unlinked(sub, nbs, progress)
+            if nbs and not kept:  # nothing to send
+                record(sub, nbs, refused[sub], [])
+                shown(sub, refused[sub])
+        todo = [(sub, nbs) for sub, nbs in todo if not nbs or grader.unlinked(sub, nbs, str)[0]]
         futures = {
             client.submit(
                 grade_task,
                 sub,
-                _files(nbs),
+                _files(grader.unlinked(sub, nbs, str)[0]),
                 settings,
                 on_workers,
                 f"grade-{i}-{sub}",
@@ -140,6 +147,7 @@ def grade_on_dask(
                     Exception
                 ) as why:  # the worker died for good (KilledWorker), or the task raised
                     rows, ignored = _died_rows(sub, nbs, why), []
+                rows = refused[sub] + rows
                 record(sub, nbs, rows, ignored)
                 shown(sub, rows)
         except (

@@ -385,6 +385,31 @@ def find_notebooks(submission: Path) -> list[Path]:
     return [submission]
 
 
+def link_problem(nb: Path, root: Path) -> str | None:
+    """Why a submission's notebook is refused unread, if it is: it is a symbolic link, lies below
+    one inside the submission folder ``root``, or resolves outside ``root`` (the grader would read
+    what the link points at: a solution, another learner's work)."""
+    top = root.parent if root == nb else root
+    here = nb
+    while here != top and here.parent != here:  # the folder given is the instructor's: trusted
+        if here.is_symlink():
+            what = "is" if here == nb else f"lies in {here.name}, which is"
+            return f"not graded: the notebook {what} a symbolic link; hand in the file itself"
+        here = here.parent
+    try:
+        nb.resolve().relative_to(top.resolve())
+    except (ValueError, OSError):
+        return "not graded: the notebook resolves outside its submission folder"
+    return None
+
+
+def refused_rows(sub: str, nb: Path, why: str, exercises: dict[str, Exercise]) -> list[dict]:
+    """A notebook refused unread: a row per check of the exercise it is named like, else one."""
+    ex = exercises.get(nb.name)
+    base = {"submission": sub, "notebook": nb.name}
+    return [{**base, **_row(c, False, "", why)} for c in (ex.checks if ex else ["-"])]
+
+
 def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
     """The exercise a notebook is a copy of: by its name, by its number ("03-..."), or else by the
     ids of its cells (a renamed or duplicated copy keeps them)."""
@@ -1044,6 +1069,7 @@ class Grader:
         self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
         self._refs: dict[str, dict] = {}
         self._environment: str | None = None
+        self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
         # kept out of a sandbox even inside what it may read (the hint ladders hold the solution
         # lines)
         self.hidden = [solutions, out, self.cache, HINTS]
@@ -1122,6 +1148,17 @@ class Grader:
         shutil.rmtree(work, ignore_errors=True)
         return rows, run, plan
 
+    def unlinked(
+        self, sub: str, nbs: list[Path], progress: Callable[[str], object] = print
+    ) -> tuple[list[Path], list[dict]]:
+        """The notebooks of ``nbs`` to grade, and the rows of those refused unread (links)."""
+        rows = []
+        for nb in nbs:
+            if nb in self.refused:
+                progress(f"{sub}: {nb.name}: {self.refused[nb]}")
+                rows += refused_rows(sub, nb, self.refused[nb], self.exercises)
+        return [nb for nb in nbs if nb not in self.refused], rows
+
     def calibrate(self, ex: Exercise, progress: Callable[[str], object] = print) -> None:
         """Grade the instructor's own solution through the very pipeline a learner's notebook
         takes (sandbox, kernel, hand-ins, records): anything short of full marks is a broken
@@ -1175,12 +1212,15 @@ def isolation(wanted: str) -> str:
     return "none"
 
 
-def submissions_of(paths: list[Path]) -> list[tuple[str, list[Path]]]:
-    subs = []
+def submissions_of(paths: list[Path]) -> tuple[list[tuple[str, list[Path]]], dict[Path, str]]:
+    """Each submission's name and notebooks, and the notebooks refused unread (links: why)."""
+    subs, refused = [], {}
     for p in paths:
         name = p.name if p.is_dir() else p.stem
-        subs.append((name, find_notebooks(p)))
-    return subs
+        nbs = find_notebooks(p)
+        subs.append((name, nbs))
+        refused.update({nb: why for nb in nbs if (why := link_problem(nb, p))})
+    return subs, refused
 
 
 def grade(
@@ -1197,7 +1237,7 @@ def grade(
     the submissions hold get a reference run; ``cache`` keeps reference values between runs.
     ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one)."""
     out = out.resolve()  # the grading runs in other working folders: relative paths would break
-    paths = [p.resolve() for p in paths]
+    paths = [Path(os.path.abspath(p)) for p in paths]  # links kept: each is judged, not followed
     out.mkdir(parents=True, exist_ok=True)
     requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
@@ -1206,9 +1246,12 @@ def grade(
     grader = Grader(out, settings, solutions.resolve(), cache)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
-    subs = submissions_of(paths)
+    subs, grader.refused = submissions_of(paths)
     needed = {
-        ex.name for _, nbs in subs for nb in nbs if (ex := exercise_for(nb, grader.exercises))
+        ex.name
+        for _, nbs in subs
+        for nb in nbs
+        if nb not in grader.refused and (ex := exercise_for(nb, grader.exercises))
     }
     for ex in grader.exercises.values():
         if ex.name not in needed:
@@ -1290,6 +1333,8 @@ def grade_submission(
                 **_row("-", False, "", "no notebook in this submission"),
             }
         )
+    nbs, refused = grader.unlinked(sub, nbs, progress)
+    rows += refused
     chosen, ignored = one_copy_each(nbs, grader.exercises)
     for other, kept in ignored:
         progress(

@@ -1,11 +1,13 @@
 """A broken grading set-up stops the grader before any learner is graded (#23): the reference run
 that records no value, the instructor's own solution short of full marks through the learner's
 pipeline (a sandbox that cannot import ``checks``), each with the kernel's first real error, a
-non-zero exit and nothing cached; a changed solution grades the class again (resuming with
-the same solution: tests/test_grade.py)."""
+non-zero exit and nothing cached; a notebook that is a link is refused unread; a changed
+solution grades the class again (resuming with the same solution: tests/test_grade.py)."""
 
 from __future__ import annotations
 
+import csv
+import os
 import shutil
 from pathlib import Path
 
@@ -87,3 +89,31 @@ def test_a_sandbox_that_cannot_import_checks_stops_before_grading(tmp_path, caps
     assert "graded as a learner's notebook is, scores 0 / 27" in err, err
     assert "No module named 'checks" in err, err
     assert not list(out.rglob("*.calibrated")) and not (out / "grades.csv").exists()
+
+
+def test_a_notebook_that_is_a_link_is_refused_unread(tmp_path, capsys):
+    """A link to the solutions (absolute, or relative below a folder of the submission) would be
+    read by the grader's process: refused with a reason, nothing run for it."""
+    mallory, eve = tmp_path / "subs" / "mallory", tmp_path / "subs" / "eve" / "work"
+    mallory.mkdir(parents=True)
+    eve.mkdir(parents=True)
+    (mallory / NB01).symlink_to(SOLUTIONS / NB01)
+    (eve / NB01).symlink_to(os.path.relpath(SOLUTIONS / NB01, eve))
+    out = tmp_path / "out"
+    assert main([str(mallory), str(eve.parent), "--out", str(out), *RUN]) == 0
+    log = capsys.readouterr().out
+    with open(out / "grades.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["submission"] for r in rows} == {"mallory", "eve"} and len(rows) == 2 * 27
+    assert not any(r["passed"] == "true" for r in rows)
+    assert all("symbolic link" in r["reason"] for r in rows)
+    assert "reference run" not in log  # nothing of theirs needed one
+
+
+def test_self_check_refuses_a_committed_relative_link(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    mine = tmp_path / "repo" / "notebooks"
+    mine.mkdir(parents=True)
+    (mine / NB01).symlink_to(os.path.relpath(SOLUTIONS / NB01, mine))
+    assert main(["--self", str(mine / NB01), "--fail-under", "1.0", *RUN]) == 1
+    assert "0 / 27 checks pass" in capsys.readouterr().out
