@@ -7,7 +7,8 @@ reads the grader's out folder (``grades.csv``, the instructor's ``overrides.csv`
 ``OUT/feedback/index.html`` for the class. A learner's page has, per notebook, each check's
 verdict, its mistake word and hint, the instructor's override, the share of the class that passed
 it, and the points; the class page the pass rate and the most common mistakes per check, as a
-chart (inline SVG) and as a table.
+chart (inline SVG) and as a table, and who has rows waiting for review (the instructor's page:
+it names learners).
 
 The pages are one file each with inline styles only: no ``<style>`` element, no script, no
 stylesheet, font or picture to fetch, so they look the same in any browser and as an e-mail
@@ -105,6 +106,7 @@ class ClassStats:
     notebooks: list[str]  # in the order of grades.csv
     checks: dict[tuple[str, str], CheckStats]  # (notebook, check) -> stats, in notebook order
     sums: dict[tuple[str, str], tuple[float, float]]  # (submission, notebook) -> (points, max)
+    reviews: list[Score] = field(default_factory=list)  # the rows for review, by submission
 
     def of(self, notebook: str) -> list[CheckStats]:
         return [c for (nb, _), c in self.checks.items() if nb == notebook]
@@ -133,7 +135,10 @@ def class_stats(scores: list[Score]) -> ClassStats:
         if not s.passed:
             c.mistakes[_word(s)] += 1
     notebooks = list(dict.fromkeys(nb for nb, _ in checks))
-    return ClassStats(sorted({s.submission for s in scores}), notebooks, checks, totals(scores))
+    reviews = sorted((s for s in scores if s.mistake == "review"), key=lambda s: s.submission)
+    return ClassStats(
+        sorted({s.submission for s in scores}), notebooks, checks, totals(scores), reviews
+    )
 
 
 # ---------------------------------------------------------------- the look
@@ -453,6 +458,7 @@ def class_page(stats: ClassStats) -> str:
             )
         parts.append(f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))}</h2>")
         parts.append(_table(CLASS_COLUMNS, rows))
+    parts.append(_review_table(stats))
     parts.append(
         f"<p style='margin:24px 0 0 0;color:{_MUTED};font-size:13px'>A check's pass "
         "rate is the grader's verdict (before the instructor's overrides); the mean "
@@ -461,6 +467,37 @@ def class_page(stats: ClassStats) -> str:
         "stopped).</p>"
     )
     return _page("Class results", "".join(parts))
+
+
+def _review_table(stats: ClassStats) -> str:
+    """Who has rows waiting for review (a submission's folder name, escaped), each row with its
+    hint and the override that settles it; empty when nobody has."""
+    if not stats.reviews:
+        return ""
+    people = list(dict.fromkeys(s.submission for s in stats.reviews))
+    rows = []
+    for s in stats.reviews:
+        rows.append(
+            _td(_e(s.submission), cls="workbook-review-learner")
+            + _td(_e(_nb_name(s.notebook)))
+            + _td(f"<code style='{_CODE}'>{_e(s.check)}</code>", "white-space:nowrap")
+            + _td(_hint_html(s.feedback), cls="workbook-hint")
+            + _td(fmt_points(s.points) if s.overridden else "", cls="workbook-override")
+        )
+    head = [
+        ("learner", "left", 18),
+        ("notebook", "left", 18),
+        ("check", "left", 16),
+        ("why", "left", 38),
+        ("override", "left", 10),
+    ]
+    return (
+        f"<h2 class='workbook-for-review' style='font-size:20px;margin:24px 0 8px 0'>For review "
+        f"<span style='font-weight:normal;color:{_MUTED}'>— {len(stats.reviews)} "
+        f"row{'s' if len(stats.reviews) != 1 else ''} of {len(people)} "
+        f"learner{'s' if len(people) != 1 else ''}, not credited until you have looked at "
+        "them</span></h2>" + _table(head, rows)
+    )
 
 
 # ---------------------------------------------------------------- writing them

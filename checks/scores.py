@@ -9,20 +9,78 @@ Files in the grader's out folder (``python -m checks.grade ... --out OUT``):
   applies the file without a roster);
   ``notebook`` may be left empty when the check's name is unique; ``score`` is the points for
   that check, 0 to 1 (every check is worth one point).
-- a roster, anywhere (``--roster FILE``): ``submission, student, id, sis_user_id, section``,
-  mapping each submission folder name to the learner in the LMS.
+- a roster, anywhere (``--roster FILE``): ``submission, student, id, sis_user_id, section`` and,
+  where Canvas needs it, ``sis_login_id``, mapping each submission folder name to the learner in
+  the LMS.
+
+Every CSV the grader writes goes through :func:`write_csv`, which applies OWASP's rule against
+formula injection (:func:`safe_cell`) to every text cell; :func:`read_grades` undoes it.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import dataclasses
+import io
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 OVERRIDES = "overrides.csv"
 OVERRIDE_FIELDS = ["learner", "notebook", "check", "score", "comment"]
 ROSTER_FIELDS = ["submission", "student", "id", "sis_user_id", "section"]
+ROSTER_OPTIONAL = ["sis_login_id"]  # Canvas's SIS Login ID, where the gradebook shows one
+
+# OWASP's CSV injection rule: a cell that starts with one of these is read as a formula by Excel,
+# LibreOffice and Google Sheets; a leading single quote makes it text. A cell that starts with a
+# quote gets one more, so that reading a file back (plain_cell) gives every value exactly.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_QUOTE = "'"
+
+
+def safe_cell(value: object, numeric: bool = False) -> object:
+    """``value`` as a CSV cell no spreadsheet runs: text starting with ``=``, ``+``, ``-``, ``@``,
+    a tab or a carriage return (or a quote) gets a leading single quote. Numbers stay numbers, and
+    so does text that is a number in a ``numeric`` column (a score of ``-0.5``)."""
+    if not isinstance(value, str) or not value.startswith((*FORMULA_STARTS, _QUOTE)):
+        return value
+    if numeric and _is_number(value):
+        return value
+    return _QUOTE + value
+
+
+def plain_cell(value: str) -> str:
+    """A cell of a file :func:`write_csv` wrote, as the value it was given."""
+    return value[1:] if value.startswith(_QUOTE) else value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() == text and text.lower().lstrip("+-") not in ("inf", "infinity", "nan")
+
+
+def csv_text(fields: list[str], rows: Iterable[dict | list], numeric: Collection[str] = ()) -> str:
+    """A CSV file's text: the header ``fields``, then ``rows`` (dicts by field, or lists in field
+    order), every cell through :func:`safe_cell` (``numeric`` names the number columns)."""
+    buf = io.StringIO()
+    w = csv.writer(buf)  # RFC 4180's CRLF: a cell holding a carriage return is quoted too
+    w.writerow([safe_cell(f) for f in fields])
+    for row in rows:
+        values = [row.get(f, "") for f in fields] if isinstance(row, dict) else list(row)
+        w.writerow([safe_cell(v, f in numeric) for f, v in zip(fields, values, strict=True)])
+    return buf.getvalue()
+
+
+def write_csv(
+    path: Path, fields: list[str], rows: Iterable[dict | list], numeric: Collection[str] = ()
+) -> None:
+    """Write :func:`csv_text` to ``path`` at once (a temporary file, then renamed)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(csv_text(fields, rows, numeric), encoding="utf-8", newline="")
+    tmp.replace(path)
 
 
 class ScoresError(ValueError):
@@ -36,6 +94,7 @@ class Student:
     id: str
     sis_user_id: str
     section: str
+    sis_login_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -98,9 +157,10 @@ def _rows(
 
 def read_grades(out: Path) -> list[dict[str, str]]:
     """The rows of ``out/grades.csv``."""
-    # the grader's own file, read as written: a submission "ann " is not "ann"
+    # the grader's own file, read as written: a submission "ann " is not "ann"; a cell that
+    # write_csv quoted against formulas reads as the value it was given
     return [
-        row
+        {k: plain_cell(v) for k, v in row.items()}
         for _, row in _rows(
             out / "grades.csv",
             ["submission", "notebook", "check", "passed"],
@@ -118,7 +178,9 @@ def load_roster(path: Path) -> dict[str, Student]:
             raise ScoresError(
                 f"{path}, line {line}: the submission {row['submission']!r} is listed twice"
             )
-        roster[row["submission"]] = Student(*(row[c] for c in ROSTER_FIELDS))
+        roster[row["submission"]] = Student(
+            *(row[c] for c in ROSTER_FIELDS), *(row.get(c, "") for c in ROSTER_OPTIONAL)
+        )
     return roster
 
 
@@ -174,7 +236,7 @@ def with_overrides(
         hit = [
             s
             for s in scores
-            if s.submission == o.learner
+            if o.learner in (s.submission, _QUOTE + s.submission)  # as in a spreadsheet or not
             and s.check == o.check
             and (not o.notebook or s.notebook in (o.notebook, f"{o.notebook}.ipynb"))
         ]
@@ -191,6 +253,14 @@ def with_overrides(
         for s in hit:  # a later line wins
             s.points, s.comment, s.overridden = o.score, o.comment, True
     return scores, warnings
+
+
+def overrides_for(
+    overrides: Iterable[Override], names: Collection[str], submission: str
+) -> list[Override]:
+    """The overrides whose ``learner`` is one of ``names`` (an e-mail, a student ID: who the LMS
+    says handed in ``submission``), as overrides of ``submission``."""
+    return [dataclasses.replace(o, learner=submission) for o in overrides if o.learner in names]
 
 
 def fmt_points(x: float) -> str:

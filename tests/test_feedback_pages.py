@@ -420,7 +420,8 @@ def test_the_class_page_has_the_chart_and_the_same_numbers(pages):
     # 03: ann 3 (override), bob 1.5 (override), cy 0, dee 1/1, Eve 0/1, eve 1/1, index 0/1
     assert means["03-makemore-backprop"][1:] == ["7", "0.93 / 1.86", "50%"]
     assert means["02-tensor-backprop"][1:] == ["2", "0.5 / 1", "50%"]
-    assert "Lovelace" not in index and "bob smith" not in index  # no learner on the class page
+    # a learner is named only under "For review", by folder name, never by the roster's name
+    assert "Lovelace" not in index and "bob smith" not in index
 
 
 def test_the_chart_is_deterministic_and_names_each_check_and_mistake(out, pages):
@@ -547,3 +548,33 @@ def test_an_override_with_an_unquoted_comma_is_refused_not_cut(out, tmp_path):
         check=False,
     )
     assert result.returncode == 2 and "line 2" in result.stderr and "double quotes" in result.stderr
+
+
+def test_the_class_page_lists_who_waits_for_review(pages):
+    index = pages["index.html"]
+    part = index.split("workbook-for-review", 1)[1]
+    assert "1 row of 1 learner, not credited until you have looked at them" in _visible(part)
+    rows = [r for r in _read(part).rows if r and r[0] != "learner"]
+    assert rows == [
+        [
+            "ann",
+            "03-makemore-backprop",
+            "ex1/dloss",
+            "the cell uses autograd itself (loss.backward()): look at it by hand: not credited "
+            "until an instructor has looked at it",
+            "1",  # settled by ann's override
+        ]
+    ]
+
+
+def test_a_learner_named_like_html_is_text_on_the_class_page(tmp_path):
+    names = ["<img src=x onerror=alert(1)>", "a | b <b>bold</b>", '=HYPERLINK("http://x")']
+    with open(tmp_path / "grades.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(FIELDS)
+        for name in names:
+            w.writerow([name, NB3, "ex1/dloss", "false", "review", REVIEW, "", REVIEW])
+    index = write_pages(tmp_path)[-1].read_text(encoding="utf-8")
+    part = index.split("workbook-for-review", 1)[1]
+    assert "<img" not in index.lower() and "<b>bold" not in index
+    assert [r[0] for r in _read(part).rows if r and r[0] != "learner"] == sorted(names)
