@@ -12,6 +12,11 @@ failed, the rung speaks to that mistake, and a new, different mistake starts the
 its first rung. A step that is right but built on a wrong earlier answer (``upstream``) gets no
 rung: the hint names the earlier answer to fix. ``summary()`` shows how many rungs each check
 used.
+
+Shown in Jupyter, a hint's output carries :data:`MARKER` in its metadata (the answer, its check,
+the rung, whether it was the solution), so the saved notebook records the hints used
+(:mod:`checks.hintlog` reads them). In a class edition (:func:`checks.paths.class_edition`)
+``reveal=True`` says that it is off for the course and shows nothing of the solution.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from checks.paths import class_edition
 from checks.verdict import NOTE, Result, code_html
 
 HINTS = Path(__file__).resolve().parent / "hints"
 RUNG_NAMES = ("the idea", "the local derivative", "a skeleton")
+MARKER = "backprop-workbook"  # the key of a shown hint's output metadata
 _USED: collections.Counter = collections.Counter()  # (notebook, answer, which) -> deepest rung
 _AT: dict[tuple[str, str, int], int] = {}  # the rung the next call gives, from 0
 _SPOKE: dict[tuple[str, str, int], tuple[str, str]] = {}  # the (mistake, hint) last spoken to
@@ -53,6 +60,32 @@ class Hint:
     title: str
     text: str
     after: str = ""  # what to do next
+    check: str = ""  # the name cmp checks the answer under ("counts"), where a ladder has one
+    notebook: str = ""  # the stem of the notebook whose ladder it is
+    revealed: bool = False  # the solution lines (reveal=True)
+
+    def marker(self) -> dict:
+        """The metadata of this hint's output in a notebook, as :mod:`checks.hintlog` reads it."""
+        return {
+            MARKER: {
+                "hint": self.name,
+                "check": self.check,
+                "notebook": self.notebook,
+                "rung": self.number,
+                "of": self.of,
+                "reveal": self.revealed,
+            }
+        }
+
+    def _ipython_display_(self) -> None:
+        """Show it with :meth:`marker` in the output's metadata (a print where IPython is not)."""
+        try:
+            from IPython.display import display
+        except ImportError:
+            print(self)
+            return
+        bundle = {"text/plain": str(self), "text/html": self._repr_html_()}
+        display(bundle, raw=True, metadata=self.marker())
 
     def _where(self, sep: str) -> str:
         return f"{self.number} of {self.of}{sep}{self.title}" if self.number else self.title
@@ -142,17 +175,29 @@ def _gaps(notebook: str, ran: dict) -> int:
     return sum(c not in ran for c in order[:last])
 
 
-def _open_stem() -> str:
-    """The number of the notebook open in the kernel ("03"), from JupyterLab's ``__session__``
-    or VS Code's ``__vsc_ipynb_file__``; "" where neither is known."""
+def _open_file() -> str:
+    """The path of the notebook open in the kernel, from JupyterLab's ``__session__`` or VS
+    Code's ``__vsc_ipynb_file__``; "" where neither is known."""
     try:
         from IPython import get_ipython
 
         ns = get_ipython().user_ns if get_ipython() else {}
     except ImportError:
         ns = {}
-    open_file = str(ns.get("__session__") or ns.get("__vsc_ipynb_file__") or "")
+    return str(ns.get("__session__") or ns.get("__vsc_ipynb_file__") or "")
+
+
+def _open_stem() -> str:
+    """The number of the notebook open in the kernel ("03"); "" where none is known."""
+    open_file = _open_file()
     return Path(open_file).name.split("-")[0] if open_file else ""
+
+
+def reveal_off() -> bool:
+    """Whether this kernel works on a class edition: its working folder, or the folder of the
+    notebook open in it, is one (:func:`checks.paths.class_edition`)."""
+    open_file = Path(_open_file())
+    return class_edition() or (open_file.is_absolute() and class_edition(open_file.parent))
 
 
 def _evidence(candidates: list[str]) -> dict[str, tuple]:
@@ -242,11 +287,10 @@ def _upstream(name: str, answer: str, res: Result) -> Hint:
         f"{'is' if len(wrong) <= 1 else 'are'} wrong. Fix {names} first, then run this check again."
     )
     ladders = [b for b in wrong if _answer(b) in _known()]
-    after = (
-        f"hint({_asked_as(_answer(ladders[0]), name)!r}) helps with {ladders[0]}"
-        if ladders
-        else f"hint({name!r}, reveal=True) shows this step's solution"
-    )
+    if ladders:
+        after = f"hint({_asked_as(_answer(ladders[0]), name)!r}) helps with {ladders[0]}"
+    else:
+        after = "" if reveal_off() else f"hint({name!r}, reveal=True) shows this step's solution"
     return Hint(answer, 0, 0, "an earlier answer is wrong", text, after)
 
 
@@ -260,7 +304,7 @@ def _mistake(res: Result | None) -> tuple[str, str] | None:
 
 def hint(name: str, reveal: bool = False) -> Hint:
     """The next rung of the hint ladder for ``name`` (``"counts"`` or ``"dcounts"``); with
-    ``reveal=True``, the solution lines."""
+    ``reveal=True``, the solution lines (in a class edition: that reveal is off)."""
     answer = _answer(name)
     nb = _notebook(answer)
     if nb is None:
@@ -268,14 +312,30 @@ def hint(name: str, reveal: bool = False) -> Hint:
     options = _ladders()[nb][answer]
     which = _pick(options)
     ladder, key = options[which], (nb, answer, which)
+    check = ladder.get("check", answer[1:])
+    found = _give(name, answer, key, ladder, reveal)
+    found.check, found.notebook = check, nb
+    return found
+
+
+def _give(name: str, answer: str, key: tuple[str, str, int], ladder: dict, reveal: bool) -> Hint:
+    """What :func:`hint` gives from ``ladder``: a rung, the solution, or a message."""
     rungs = list(ladder.get("rungs") or [])
+    off = reveal_off()
+    if reveal and off:
+        text = (
+            f"hint(..., reveal=True) is off for this course (a class edition): the solution of "
+            f"{answer} is not shown. Ask your instructor or a teaching assistant."
+        )
+        return Hint(answer, 0, 0, "reveal is off", text, f"hint({name!r}) gives the next rung")
     if reveal:
         _REVEALED.add(key)
         _USED[key] = max(_USED[key], len(rungs))
-        return Hint(answer, 0, len(rungs), "the solution", ladder["solution"])
+        return Hint(answer, 0, len(rungs), "the solution", ladder["solution"], revealed=True)
     if not rungs:
         text = f"no hint ladder is written for {answer} yet"
-        return Hint(answer, 0, 0, "no hints written", text, f"hint({name!r}, reveal=True) shows it")
+        after = "" if off else f"hint({name!r}, reveal=True) shows it"
+        return Hint(answer, 0, 0, "no hints written", text, after)
     res = _latest(ladder.get("check", answer[1:]))
     if res is not None and res.mistake == "upstream":
         return _upstream(name, answer, res)
@@ -295,11 +355,12 @@ def _rung(name: str, answer: str, key: tuple[str, str, int], rungs: list[str], r
     if mistake is not None and k == 0:
         _SPOKE[key] = mistake
         text = f"Your last {answer} failed ({mistake[0]}): {mistake[1]}\n{text}"
-    more = (
-        f"hint({name!r}) again for the next one"
-        if k + 1 < len(rungs)
-        else f"that was the last rung; hint({name!r}, reveal=True) shows the solution"
-    )
+    if k + 1 < len(rungs):
+        more = f"hint({name!r}) again for the next one"
+    elif reveal_off():
+        more = "that was the last rung (reveal is off for this course)"
+    else:
+        more = f"that was the last rung; hint({name!r}, reveal=True) shows the solution"
     three = len(rungs) == len(RUNG_NAMES)
     return Hint(answer, k + 1, len(rungs), RUNG_NAMES[k] if three else f"rung {k + 1}", text, more)
 

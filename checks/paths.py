@@ -4,10 +4,15 @@ In a checkout (``pip install -e .``) the notebooks, solutions and data are the r
 folders. A wheel carries the notebooks and solutions inside the package (``checks/workbook/``)
 and keeps the downloaded data and the self-check's reference values in the user's cache
 (``$XDG_CACHE_HOME/backprop-workbook``, else ``~/.cache/backprop-workbook``).
+
+The install cell of every notebook installs the workbook from :data:`INSTALL_SOURCE`, and a folder
+that ``backprop-workbook start --class`` made says so in its :data:`MANIFEST`
+(:func:`class_edition`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -38,3 +43,28 @@ def cache_dir() -> Path:
 def default_data_dir() -> Path:
     """Where ``names.txt`` lives unless ``$WORKBOOK_DATA_DIR`` says otherwise."""
     return CHECKOUT / "data" if CHECKOUT else cache_dir() / "data"
+
+
+INSTALL_SOURCE = ""
+"""What the notebooks' first cell installs where ``checks`` is missing (Colab): one pip argument,
+pinned (a released wheel's URL, ``backprop-workbook==0.1.0`` only once the project holds that name
+on the index). Empty while the project has published none: the cell then installs nothing and asks
+for the instructor's own wheel or repository URL. ``python -m checks.student`` writes it into
+every notebook; never an index name the project does not hold."""
+
+MANIFEST = ".backprop-workbook.json"
+"""The file ``backprop-workbook start`` writes beside the learner's copies."""
+
+
+def class_edition(folder: Path | None = None) -> bool:
+    """Whether the notebooks in ``folder`` (default: the working folder, where JupyterLab and VS
+    Code start a notebook's kernel) are a class edition: ``start --class`` wrote
+    ``"edition": "class"`` in their :data:`MANIFEST`, or ``$WORKBOOK_EDITION`` is ``class`` (a
+    course's JupyterHub). A course setting, not a lock: the learner can edit both."""
+    if os.environ.get("WORKBOOK_EDITION", "").strip().lower() == "class":
+        return True
+    try:
+        manifest = json.loads(((folder or Path.cwd()) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("edition") == "class"

@@ -6,6 +6,10 @@ records the sha256 of every copy as it was handed out, so a later ``start`` can 
 - a copy as handed out (replaced when this version of the workbook brings a newer one),
 - a copy the learner has changed (kept; when the workbook's own copy has changed since, or on
   ``--new``, a fresh copy is written beside it as ``NAME-new.ipynb``).
+
+``start --class`` makes the folder a class edition: the manifest says ``"edition": "class"``, and
+a kernel working there (:func:`checks.paths.class_edition`) keeps ``hint(..., reveal=True)`` off.
+A later ``start`` keeps the folder's edition.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from checks.paths import CHECKOUT, NOTEBOOKS, PACKAGE
+from checks import paths
+from checks.paths import CHECKOUT, MANIFEST, NOTEBOOKS, PACKAGE
 
-MANIFEST = ".backprop-workbook.json"
 DEFAULT_DIR = Path("~/backprop-workbook")
 
 
@@ -63,14 +67,23 @@ def _free(folder: Path, stem: str) -> Path:
     return path
 
 
-def copy_notebooks(folder: Path, new: bool = False, source: Path = NOTEBOOKS) -> list[Copied]:
-    """Copy the student notebooks into ``folder`` without overwriting the learner's edits."""
+def _manifest(path: Path) -> dict:
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def copy_notebooks(
+    folder: Path, new: bool = False, source: Path = NOTEBOOKS, class_edition: bool = False
+) -> list[Copied]:
+    """Copy the student notebooks into ``folder`` without overwriting the learner's edits; with
+    ``class_edition``, mark the folder a class edition (a folder once marked stays one)."""
     folder.mkdir(parents=True, exist_ok=True)
     manifest_path = folder / MANIFEST
-    try:
-        handed = json.loads(manifest_path.read_text())["copies"]
-    except (OSError, ValueError, KeyError, TypeError):
-        handed = {}
+    manifest = _manifest(manifest_path)
+    handed = manifest.get("copies") if isinstance(manifest.get("copies"), dict) else {}
     done: list[Copied] = []
     for src in sorted(source.glob("*.ipynb")):
         dest, fresh = folder / src.name, _sha(src)
@@ -91,7 +104,10 @@ def copy_notebooks(folder: Path, new: bool = False, source: Path = NOTEBOOKS) ->
                 done.append(Copied(src.name, "new", extra))
             continue
         done.append(Copied(src.name, action, dest))
-    manifest_path.write_text(json.dumps({"copies": handed}, indent=1, sort_keys=True) + "\n")
+    kept = {"copies": handed}
+    if class_edition or manifest.get("edition") == "class":
+        kept["edition"] = "class"
+    manifest_path.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
     return done
 
 
@@ -119,14 +135,23 @@ def lab_command(folder: Path, extra: list[str]) -> list[str] | None:
     return cmd + extra
 
 
-def start(folder: Path, new: bool = False, lab: bool = True, extra: list[str] | None = None) -> int:
-    """``backprop-workbook start``: copy, then open JupyterLab (exit code of JupyterLab)."""
+def start(
+    folder: Path,
+    new: bool = False,
+    lab: bool = True,
+    extra: list[str] | None = None,
+    class_edition: bool = False,
+) -> int:
+    """``backprop-workbook start``: copy, then open JupyterLab (exit code of JupyterLab);
+    ``class_edition``: ``start --class``, hint(..., reveal=True) off in this folder."""
     if why := forbidden(folder):
         print(f"backprop-workbook start: {why}.", file=sys.stderr)
         return 2
     folder = folder.expanduser().resolve()
-    done = copy_notebooks(folder, new=new)
+    done = copy_notebooks(folder, new=new, class_edition=class_edition)
     print(f"Your notebooks are in {folder}:\n{describe(done)}")
+    if paths.class_edition(folder):
+        print("(a class edition: hint(..., reveal=True) is off for this course)")
     if any(c.action == "kept" for c in done) and not any(c.action == "new" for c in done):
         print("(start --new writes a fresh copy beside a notebook you have changed)")
     if not lab:
@@ -134,8 +159,8 @@ def start(folder: Path, new: bool = False, lab: bool = True, extra: list[str] | 
     cmd = lab_command(folder, extra or [])
     if cmd is None:
         print(
-            "JupyterLab is not installed here, so it cannot open: pip install "
-            "'backprop-workbook[lab]', or open the notebooks in VS Code or another Jupyter.",
+            "JupyterLab is not installed here, so it cannot open: pip install 'jupyterlab>=4', "
+            "or open the notebooks in VS Code or another Jupyter.",
             file=sys.stderr,
         )
         return 1

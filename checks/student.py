@@ -14,8 +14,11 @@ student copy):
 - ``# stub: <code>``: for a block that assigns no name (the body of a ``_backward`` closure, say),
   its stub verbatim, e.g. ``# stub: raise NotWritten("the backward pass of a + b")``.
 
-The ladders are written to ``checks/hints/<notebook>.json``. Outputs and execution counts are
-cleared. With ``--check`` nothing is written: it exits 1 when a committed student copy or
+The first code cell of every notebook, solutions included, is :func:`install_cell`: it installs
+the workbook from :data:`checks.paths.INSTALL_SOURCE` where ``checks`` is missing (``--source``
+with ``--out``: an instructor's own wheel or repository). The ladders are written to
+``checks/hints/<notebook>.json``. Outputs and execution counts are cleared.
+ With ``--check`` nothing is written: it exits 1 when a committed student copy or
 ladder differs from what would be generated.
 """
 
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import nbformat
 
-from checks.paths import ROOT
+from checks.paths import INSTALL_SOURCE, ROOT
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
@@ -153,16 +156,66 @@ def _solution_lines(block: str, name: str) -> str:
     return "\n".join(keep) or code.strip()
 
 
-def student_notebook(solution: nbformat.NotebookNode, full: bool = False) -> nbformat.NotebookNode:
+_INSTALL = """\
+# The workbook's `checks` package, where it is missing (Colab, a fresh kernel): pip installs
+# WORKBOOK_SOURCE, {what}
+WORKBOOK_SOURCE = {source}
+import importlib.util, os, subprocess, sys
+
+if importlib.util.find_spec("checks") is None:
+    WORKBOOK_SOURCE = WORKBOOK_SOURCE or os.environ.get("WORKBOOK_SOURCE", "")
+    if not WORKBOOK_SOURCE:
+        raise RuntimeError("checks is not installed and the workbook is on no package index: "
+                           "set WORKBOOK_SOURCE above to the URL your instructor gives you")
+    if subprocess.run([sys.executable, "-m", "pip", "install", "-q", WORKBOOK_SOURCE]).returncode:
+        raise RuntimeError(f"pip could not install {{WORKBOOK_SOURCE}}: see its messages above")
+    importlib.invalidate_caches()"""
+_UNSET = "the wheel or git+ URL your instructor gives you (none: nothing is installed)."
+
+
+def install_cell(source: str = INSTALL_SOURCE) -> str:
+    """The first code cell of every notebook: where ``checks`` is missing, pip installs
+    ``source`` (one pip argument), or, when it is empty, the instructor's ``WORKBOOK_SOURCE``."""
+    what = "the workbook's release." if source else _UNSET
+    return _INSTALL.format(what=what, source=json.dumps(source))
+
+
+def is_install_cell(source: str) -> bool:
+    return 'find_spec("checks") is None' in source
+
+
+def student_notebook(
+    solution: nbformat.NotebookNode, full: bool = False, source: str = INSTALL_SOURCE
+) -> nbformat.NotebookNode:
+    """The student copy of a solution notebook (``source``: what its install cell installs)."""
     nb = nbformat.from_dict(solution)
+    first = next((c for c in nb.cells if c.cell_type == "code"), None)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.source = stub_source(cell.source, full)
+            install = cell is first and is_install_cell(cell.source)
+            cell.source = install_cell(source) if install else stub_source(cell.source, full)
             cell.outputs = []
             cell.execution_count = None
         cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)
     return nb
+
+
+def _with_install_cell(text: str) -> str:
+    """A solution notebook's JSON text with its first code cell set to :func:`install_cell`,
+    changed in that cell's ``source`` only (the rest stays byte for byte as executed)."""
+    first = next(c for c in json.loads(text)["cells"] if c["cell_type"] == "code")
+    new = install_cell().splitlines(keepends=True)
+    if "".join(first["source"]) == "".join(new):
+        return text
+
+    def block(lines: list[str]) -> str:
+        return '"source": ' + json.dumps(lines, indent=1, ensure_ascii=False).replace("\n", "\n   ")
+
+    old = block(first["source"] if isinstance(first["source"], list) else [first["source"]])
+    if text.count(old) != 1 or not is_install_cell("".join(first["source"])):
+        raise ValueError("the first code cell of a solution is not the install cell")
+    return text.replace(old, block(new))
 
 
 def notebook_ladders(solution: nbformat.NotebookNode) -> dict[str, list[dict]]:
@@ -189,18 +242,22 @@ def generate(
     full: bool = False,
     out: Path | None = None,
     hints: Path | None = None,
+    source: str = INSTALL_SOURCE,
 ) -> list[Path]:
-    """Write (or, with ``check``, compare) every student copy and hint ladder; the paths
-    that differ."""
+    """Write (or, with ``check``, compare) every student copy and hint ladder, and, for the
+    repository's own notebooks/, the solutions' install cell; the paths that differ."""
     differ = []
+    own = out is None
     out = out or root / "notebooks"
     hints = hints or (HINTS if root == ROOT else root / "checks" / "hints")
     for sol in sorted((root / "solutions").glob("*.ipynb")):
         solution = nbformat.read(sol, as_version=4)
         texts = {
-            out / sol.name: render(student_notebook(solution, full)),
+            out / sol.name: render(student_notebook(solution, full, source)),
             hints / f"{sol.stem}.json": json.dumps(notebook_ladders(solution), indent=1) + "\n",
         }
+        if own:
+            texts[sol] = _with_install_cell(sol.read_text())
         for target, text in texts.items():
             if not target.exists() or target.read_text() != text:
                 differ.append(target)
@@ -225,10 +282,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, help="folder for the student copies (default notebooks/)"
     )
+    parser.add_argument(
+        "--source",
+        default=INSTALL_SOURCE,
+        help="what the install cell installs where checks is missing: your own wheel or git+ URL "
+        "(with --out; default checks.paths.INSTALL_SOURCE)",
+    )
     args = parser.parse_args(argv)
     if args.full and not args.out and not args.check:
         parser.error("--full writes a self-study edition: give it its own --out folder")
-    differ = generate(check=args.check, full=args.full, out=args.out)
+    if args.source != INSTALL_SOURCE and not args.out:
+        parser.error("--source writes a course's own edition: give it its own --out folder")
+    differ = generate(check=args.check, full=args.full, out=args.out, source=args.source)
     for path in differ:
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         print(f"{'out of date' if args.check else 'wrote'}: {shown}")

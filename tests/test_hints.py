@@ -346,3 +346,80 @@ def test_in_a_kernel_with_no_notebook_path_the_ladder_is_the_notebooks_own(tmp_p
     assert "hint for dW1 (1 of 3: the idea)" in shown[2] and first in shown[2]
     assert "Your last dW1 failed (" in shown[2]
     assert "hint for dW1 (2 of 3: the local derivative)" in shown[3]
+
+
+def _hint_output(mark: dict | None, text: str = "hint for dcounts (1 of 3: the idea)") -> dict:
+    """A hint's display_data output as a saved notebook holds it."""
+    out = {"output_type": "display_data", "data": {"text/plain": text}, "metadata": {}}
+    if mark is not None:
+        out["metadata"]["backprop-workbook"] = mark
+    return out
+
+
+def _submitted(*cells: list[dict]) -> dict:
+    return {
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Exercise 1: ..."}]
+        + [
+            {
+                "cell_type": "code",
+                "execution_count": i + 1,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": outputs,
+                "source": "hint('counts')",
+            }
+            for i, outputs in enumerate(cells)
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def test_hints_used_reads_the_markers_of_a_saved_notebook():
+    from checks.hintlog import hint_records, hints_used, reveals_used
+
+    def mark(answer: str, rung: int, reveal: bool = False, of: int = 3) -> dict:
+        return {"hint": answer, "check": answer[1:], "notebook": "03-makemore-backprop",
+                "rung": rung, "of": of, "reveal": reveal}  # fmt: skip
+
+    nb = _submitted(
+        [
+            _hint_output(mark("dcounts", 1)),
+            {"output_type": "stream", "name": "stdout", "text": "x"},
+        ],
+        [_hint_output(mark("dcounts", 3)), _hint_output(mark("dcounts", 2))],
+        [_hint_output(mark("dprobs", 0, reveal=True))],  # the solution: every rung
+        [_hint_output(mark("dlogprobs", 0, of=0))],  # a message ("reveal is off"): no rung
+        [_hint_output(None), _hint_output({"hint": 3, "rung": 1})],  # no marker, a broken one
+        [_hint_output({"hint": "dh", "rung": "two"}), _hint_output({"hint": "dW2", "rung": -4})],
+    )
+    assert hints_used(nb) == {"dcounts": 3, "dprobs": 3}
+    assert reveals_used(nb) == {"dprobs"}
+    assert [r.cell for r in hint_records(nb)] == [1, 2, 2, 3, 4, 6]
+    assert hint_records(nb)[0].check == "counts"
+    cleared = _submitted(*[[] for _ in range(6)])  # Kernel → Restart and clear outputs
+    assert hints_used(cleared) == {} and reveals_used(cleared) == set()
+    assert hints_used(nbformat.from_dict(nb)) == hints_used(nb)
+
+
+def test_a_hint_shown_carries_its_marker(ladder_of, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown: list[tuple[dict, dict]] = []
+    monkeypatch.setattr(
+        InteractiveShell.instance().display_pub,
+        "publish",
+        lambda data, metadata=None, **kw: shown.append((data, metadata)),
+    )
+    h = checks.hint("counts")
+    h._ipython_display_()
+    data, metadata = shown[-1]
+    assert data["text/plain"] == str(h) and "hint 1 of 3" in data["text/html"]
+    assert metadata == {
+        "backprop-workbook": {"hint": "dcounts", "check": "counts",
+                              "notebook": "03-makemore-backprop", "rung": 1, "of": 3,
+                              "reveal": False}
+    }  # fmt: skip
+    checks.hint("counts", reveal=True)._ipython_display_()
+    assert shown[-1][1]["backprop-workbook"]["reveal"] is True

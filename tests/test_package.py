@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,8 +22,9 @@ except ImportError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 import checks.start
-from checks.paths import CHECKOUT, NOTEBOOKS, PACKAGE, SOLUTIONS
+from checks.paths import CHECKOUT, INSTALL_SOURCE, NOTEBOOKS, PACKAGE, SOLUTIONS
 from checks.start import MANIFEST, copy_notebooks, forbidden, lab_command, start
+from checks.student import install_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -239,9 +241,9 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
 
 def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
     firsts = {nb.name: _source(_code(nb)[0]) for nb in sorted(SOLUTIONS.glob("*.ipynb"))}
-    cell = firsts["01-scalar-autograd.ipynb"]
+    cell = install_cell()
     assert len(firsts) == 5 and set(firsts.values()) == {cell}
-    assert f'"git+{REPO_URL}"' in cell and '"backprop-workbook"' in cell
+    assert f"WORKBOOK_SOURCE = {json.dumps(INSTALL_SOURCE)}" in cell
     assert 'find_spec("checks") is None' in cell
     owner_repo = REPO_URL.removeprefix("https://github.com/")
     readme = (ROOT / "README.md").read_text()
@@ -258,32 +260,70 @@ def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
         assert link in readme
 
 
-def test_the_install_cell_installs_the_package_where_it_is_missing(tmp_path):
-    """Run the cell with a fake ``pip`` that records what it is asked for and fails the index."""
-    cell = _source(_code(SOLUTIONS / "01-scalar-autograd.ipynb")[0])
-    script = textwrap.dedent(f"""
-        import importlib.util, subprocess, sys
+def test_the_install_source_is_one_pinned_place_and_never_a_bare_index_name():
+    """Set in checks.paths alone; until the project publishes a release it is empty, and the
+    README says the Colab route needs the instructor's own wheel or repository."""
+    version = PYPROJECT["project"]["version"]
+    pinned = f"backprop-workbook=={version}"  # only once the project holds the name
+    assert INSTALL_SOURCE in ("", pinned) or (version in INSTALL_SOURCE and "://" in INSTALL_SOURCE)
+    readme = (ROOT / "README.md").read_text()
+    assert "WORKBOOK_SOURCE" in readme and "your own wheel" in readme
+    section = readme.split("## Without a clone", 1)[1].split("\n## ", 1)[0]
+    bare = re.compile(r"pip install ['\"]?backprop-workbook(\[[\w,]*\])?['\"]?(?! @)(\s|$)")
+    assert "pip install" in section and not bare.search(section)  # no unclaimed index name
+    for nb in [*NOTEBOOKS.glob("*.ipynb"), *SOLUTIONS.glob("*.ipynb")]:
+        text = json.loads(nb.read_text())
+        cells = [_source(c) for c in text["cells"] if c["cell_type"] == "code"]
+        assert not any("pip install" in c or '"pip"' in c for c in cells[1:]), nb.name
+        assert '"backprop-workbook"' not in cells[0] and REPO_URL not in cells[0]
+    course = install_cell("https://example.edu/backprop_workbook-0.1.0-py3-none-any.whl")
+    assert 'WORKBOOK_SOURCE = "https://example.edu/backprop_workbook-0.1.0-py3-none-any.whl"' in (
+        course
+    )
+
+
+def test_the_install_cell_installs_only_the_source_it_is_given(tmp_path):
+    """Run the cell with a fake ``pip`` that records what it is asked for: nothing without a
+    source (a clear error instead), the environment's or the cell's source, pip's failure said."""
+    script = textwrap.dedent("""
+        import importlib.util, json, os, subprocess, sys
         asked = []
         class Done:
             def __init__(self, code): self.returncode = code
-        def run(cmd, **kw):
-            asked.append(cmd[-1]); return Done(0 if cmd[-1].startswith("git+") else 1)
-        subprocess.run = run
+        def pip(code):
+            return lambda cmd, **kw: asked.append(cmd[1:]) or Done(code)
         importlib.util.find_spec = lambda name: None
-        exec({cell!r})
-        print(asked)
-        subprocess.run = lambda cmd, **kw: Done(1)
-        try:
-            exec({cell!r})
-        except RuntimeError as e:
-            print("error:", e)
+        for cell, env, code in json.loads(sys.argv[1]):
+            os.environ.pop("WORKBOOK_SOURCE", None)
+            os.environ.update(env)
+            subprocess.run = pip(code)
+            try:
+                exec(cell, {})
+                print("ok", asked)
+            except RuntimeError as e:
+                print("error:", e, asked)
+            asked.clear()
     """)
+    wheel = "/w/backprop_workbook-0.1.0-py3-none-any.whl"
+    runs = [
+        (install_cell(""), {}, 0),
+        (install_cell(""), {"WORKBOOK_SOURCE": wheel}, 0),
+        (install_cell("https://x.edu/b.whl"), {}, 0),
+        (install_cell("https://x.edu/b.whl"), {}, 1),
+    ]
     out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
+        [sys.executable, "-c", script, json.dumps(runs)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
-    assert f"['backprop-workbook', 'git+{REPO_URL}']" in out.stdout
-    assert "error: could not install backprop-workbook" in out.stdout
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("error: checks is not installed") and lines[0].endswith("[]")
+    assert "set WORKBOOK_SOURCE above" in lines[0]
+    assert lines[1] == f"ok [['-m', 'pip', 'install', '-q', '{wheel}']]"
+    assert lines[2] == "ok [['-m', 'pip', 'install', '-q', 'https://x.edu/b.whl']]"
+    assert lines[3].startswith("error: pip could not install https://x.edu/b.whl")
 
 
 # ---------------------------------------------------------------- the sdist and the wheel
@@ -423,15 +463,22 @@ resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
     again = run(cli, "start", str(folder), "--no-lab").stdout
     assert "03-makemore-backprop.ipynb         kept" in again and nb.read_bytes() == saved
 
-    # Colab's way in: without the package, the first cell installs it (here from the wheel's folder)
+    # Colab's way in: without the package, the first cell installs nothing until it is given a
+    # source (the instructor's WORKBOOK_SOURCE), then installs exactly that: here the local wheel
     run(py, "-m", "pip", "uninstall", "-y", "-q", "backprop-workbook")
+    colab = tmp_path / "colab.ipynb"
     fresh = nbformat_cells(
-        _source(_code(NOTEBOOKS / "02-tensor-backprop.ipynb")[0]),
-        "import checks\nprint(checks.__file__)",
+        _source(_code(NOTEBOOKS / "02-tensor-backprop.ipynb")[0]), "import checks"
     )
-    (tmp_path / "colab.ipynb").write_text(json.dumps(fresh))
-    run(py, "-c", execute.replace(str(nb), str(tmp_path / "colab.ipynb")), PIP_FIND_LINKS=str(dist))
-    ran = json.loads((tmp_path / "colab.ipynb").read_text())["cells"]
+    colab.write_text(json.dumps(fresh))
+    run(py, "-c", execute.replace(str(nb), str(colab)))
+    unset = json.loads(colab.read_text())["cells"]
+    assert "set WORKBOOK_SOURCE above" in json.dumps(unset[0]["outputs"])
+    assert "backprop-workbook" not in installed() and "ModuleNotFoundError" in json.dumps(unset[1])
+    fresh["cells"][1]["source"] = "import checks\nprint(checks.__file__)"
+    colab.write_text(json.dumps(fresh))
+    run(py, "-c", execute.replace(str(nb), str(colab)), WORKBOOK_SOURCE=str(wheel))
+    ran = json.loads(colab.read_text())["cells"]
     assert not [o for c in ran for o in c["outputs"] if o["output_type"] == "error"], ran
     assert str(venv) in "".join(ran[1]["outputs"][0]["text"])
 
