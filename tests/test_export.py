@@ -32,6 +32,7 @@ from checks.export import (
     gradescope_scores,
     main,
     notebook_checks,
+    run_checks,
 )
 from checks.grade import Settings, judge_one, write_reports
 from checks.paths import NOTEBOOKS, SOLUTIONS
@@ -476,3 +477,33 @@ def test_the_selfcheck_runs_a_learners_notebook_and_writes_the_step_output(tmp_p
     assert tests["Y"]["status"] == "pass" and tests["Y"]["score"] == 1
     assert sum(t["score"] for t in tests.values()) == 1  # the others are not written yet
     assert tests["s"]["status"] == "fail"
+
+
+@pytest.mark.slow
+def test_the_checks_a_notebook_names_are_the_checks_its_run_makes(tmp_path, capsys):
+    """The workflow's list (read off the code) against a run of the solution (``--run``)."""
+    ran = check_keys(run_checks(SOLUTIONS / NB2, timeout=120))
+    assert ran == notebook_checks(NOTEBOOKS / NB2) and len(ran) == 16
+    to = tmp_path / ".github" / "workflows" / "classroom.yml"
+    code = main(["github-workflow", str(NOTEBOOKS / NB2), "--install", "./w.whl", "--to", str(to)])
+    assert code == 0 and f'--checks "{",".join(ran)}"' in to.read_text()
+    assert main(["github-workflow", str(NOTEBOOKS / NB2), "--install", 'x" && curl evil']) == 2
+    assert "cannot go on a command line" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_notebook_that_hangs_keeps_the_points_it_earned_before(tmp_path):
+    nb = json.loads((NOTEBOOKS / NB2).read_text().replace("dY = ...", "dY = dD.clone()", 1))
+    at = next(k for k, c in enumerate(nb["cells"]) if "dY = dD.clone()" in "".join(c["source"]))
+    checked = next(
+        k for k in range(at, len(nb["cells"])) if "cmp(" in "".join(nb["cells"][k]["source"])
+    )
+    hang = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    nb["cells"].insert(checked + 1, {**hang, "source": "while True:\n    pass\n"})
+    notebook = tmp_path / NB2
+    notebook.write_text(json.dumps(nb))
+    calls = run_checks(notebook, timeout=15)
+    result = classroom_result(calls, notebook_checks(notebook), NB2)
+    tests = {t["name"]: t for t in result["tests"]}
+    assert tests["Y"]["score"] == 1 and result["max_score"] == 16
+    assert tests["W#2"]["message"].startswith("not reached")
