@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="write a fresh copy (NAME-new.ipynb) beside each notebook you have changed",
     )
+    s.add_argument(
+        "--class",
+        dest="class_edition",
+        action="store_true",
+        help="a class edition: hint(..., reveal=True) is off in this folder",
+    )
     s.add_argument("--no-lab", action="store_true", help="copy only: do not open JupyterLab")
     s.add_argument("--no-browser", action="store_true", help="start JupyterLab without a browser")
     c = sub.add_parser(
@@ -71,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     extra = (["--no-browser"] if a.no_browser else []) + lab_args
-    return start(a.dir, new=a.new, lab=not a.no_lab, extra=extra)
+    return start(a.dir, new=a.new, lab=not a.no_lab, extra=extra, class_edition=a.class_edition)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ grader's process with ``checks``' own comparison.
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import contextlib
 import dataclasses
@@ -249,14 +250,22 @@ STATE, NAMES = (
 
 def hand_ins(ex: Exercise, ref: dict) -> list[str]:
     """For each answer cell of a learner's run, the grader cell before it: the instructor's state
-    at that point, less the names the answer cell must assign. Each cell carries only what the
-    kernel has not been given before (the kernel keeps the rest, ``checks.recorder``)."""
+    at that point, less the names the answer cell must assign, and of the earlier answers only
+    those the instructor's cell reads (exercise 1's answers are not handed in before exercise 2's
+    fused ones). Each cell carries only what the kernel has not been given before (the kernel
+    keeps the rest, ``checks.recorder``)."""
     answers = sorted({n for a in ex.answers for n in a.names})
     given: dict[str, object] = {}
     cells = []
     for k, ans in enumerate(ex.answers):
         now = ref.get(STATE + str(k), {})
-        names = [n for n in ref.get(NAMES + str(k), []) if n not in ans.names]
+        solution, template = names_read(ans.solution), names_read(ans.template)
+        reads = None if solution is None or template is None else solution | template
+        names = [
+            n
+            for n in ref.get(NAMES + str(k), [])
+            if n not in ans.names and (n not in answers or reads is None or n in reads)
+        ]
         delta = {n: now[n] for n in names if not _same(given.get(n, _UNSET), now[n])}
         given.update(delta)
         drop = (
@@ -270,6 +279,16 @@ def hand_ins(ex: Exercise, ref: dict) -> list[str]:
 
 
 _UNSET = object()
+
+
+def names_read(source: str) -> set[str] | None:
+    """The names a cell reads (loaded anywhere in it); None where it cannot be parsed."""
+    code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.split("\n"))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _same(a: object, b: object) -> bool:
@@ -354,6 +373,8 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
         if cell is None:
             cell = _match_by_content(ans, code)
         found[ans.index] = cell.source if cell is not None else None
+    for index, extra in _added_cells(ex, code, found).items():
+        found[index] = "\n\n".join(extra)
     matched = sum(v is not None for v in found.values())
     if ex.answers and matched < max(1, len(ex.answers) // 3):
         raise Unreadable(
@@ -361,6 +382,45 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
             "are there"
         )
     return found
+
+
+def _added_cells(ex: Exercise, code: list, found: dict[int, str | None]) -> dict[int, list[str]]:
+    """The answer cells with the code cells the learner added around them (an answer split over
+    several cells, a scratch cell), in notebook order: each added cell joins the answer whose names
+    it assigns, else the answer before it (else the one after). A cell of the instructor's, edited
+    or not (known by its id or its text), joins none."""
+    ids = {c.get("id") for c in ex.cells if c.get("id")}
+    texts = {c.source.strip() for c in ex.cells if c.cell_type == "code"}
+    texts |= {a.template.strip() for a in ex.answers}
+    by_source = {src: i for i, src in found.items() if src is not None}
+    owners: dict[int, list[int]] = {}  # answer cell -> the learner's code cells that make it up
+    before, pending = None, []  # the answer cell last seen; added cells before any
+    for k, cell in enumerate(code):
+        if cell.source in by_source:
+            before = by_source[cell.source]
+            owners.setdefault(before, []).extend([*pending, k])
+            pending = []
+        elif cell.get("id") not in ids and cell.source.strip() not in texts | {""}:
+            owner = _owner(cell.source, ex, found)
+            owner = before if owner is None else owner
+            if owner is None:
+                pending.append(k)
+            else:
+                owners.setdefault(owner, []).append(k)
+    return {i: [code[k].source for k in sorted(ks)] for i, ks in owners.items() if len(ks) > 1}
+
+
+def _owner(source: str, ex: Exercise, found: dict[int, str | None]) -> int | None:
+    """The answer cell (found in the learner's notebook) whose names ``source`` assigns."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    hits = [a.index for a in ex.answers if found.get(a.index) is not None and stored & set(a.names)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _match_by_content(ans: AnswerCell, code: list) -> nbformat.NotebookNode | None:
@@ -840,11 +900,7 @@ def judge_values(
         elif isinstance(y, str) and y != MISSING:
             rows.append(_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})"))
         else:
-            why = (
-                (reviews or {}).get(check)
-                or handed_back(y, e, ref, point[check], answers)
-                or _twin_not_earned(check, e, ref, point, rows)
-            )
+            why = (reviews or {}).get(check) or handed_back(y, e, ref, point[check], answers)
             res = judge_one(
                 check,
                 var,
@@ -886,33 +942,6 @@ def _sizes(ans: AnswerCell, state: dict) -> tuple[list[int], list[int]]:
         return sorted({v for v in values if type(v) is int and v > 1})
 
     return sizes(state.get(k) for k in ("head_size", "hs")), sizes(state.get(n) for n in names)
-
-
-def _twin_not_earned(
-    check: str, e: torch.Tensor, ref: dict, point: dict[str, int], rows: list[dict]
-) -> str | None:
-    """Why a check that asks again for a quantity of an earlier cell (exercise 2's fused ``dlogits``
-    is exercise 1's) needs a look: none of the earlier checks of it passed, yet the grader handed
-    the right value in before this cell, where it could be copied (with noise, say); else None.
-    Only an earlier exercise's checks count: within one, a step often equals the one before it
-    (03's ``dlogits`` is ``dnorm_logits`` up to the max's tiny path) and is rightly built on it."""
-    section = check.split("/")[0]
-    twins = [
-        c
-        for c in point
-        if point[c] < point[check]
-        and c.split("/")[0] != section
-        and isinstance(ref.get(c), torch.Tensor)
-        and ref[c].shape == e.shape
-        and torch.allclose(ref[c], e, rtol=1e-4, atol=1e-6)
-    ]
-    passed = {r["check"] for r in rows if r["passed"] == "true"}
-    if not twins or passed & set(twins):
-        return None
-    return (
-        f"this is the quantity of {', '.join(twins)}, which the notebook did not get right "
-        "there; the grader handed the right one in before this cell, where it could be copied"
-    )
 
 
 def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]) -> str | None:
@@ -1253,22 +1282,8 @@ def grade(
         for nb in nbs
         if nb not in grader.refused and (ex := exercise_for(nb, grader.exercises))
     }
-    for ex in grader.exercises.values():
-        if ex.name not in needed:
-            continue
-        if grader.cache_of(ex).exists():
-            progress(f"reference of {ex.name}: from the cache ({grader.cache_of(ex).parent})")
-        else:
-            progress(
-                f"reference run of {ex.name} (seed {settings.seed}, batch {settings.batch}, "
-                f"{settings.steps} steps)"
-            )
-        grader.reference(ex)
-        grader.calibrate(ex, progress)
     salt = grader.environment()
     todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
-    if len(todo) < len(subs):
-        progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
     started, finished = time.monotonic(), len(subs) - len(todo)
 
     def record(sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
@@ -1296,6 +1311,9 @@ def grade(
 
     _STOPPING.clear()
     try:
+        prepare(grader, [ex for ex in grader.exercises.values() if ex.name in needed], progress)
+        if len(todo) < len(subs):
+            progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
         if executor == "dask":
             from checks.cluster import grade_on_dask
 
@@ -1318,6 +1336,21 @@ def grade(
     rows, ignored = _recorded(subs, done_dir, salt)
     write_reports(rows, out, ignored, settings)
     return rows
+
+
+def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str], object]) -> None:
+    """Before any learner: each exercise's reference run (or its cached values), then the
+    instructor's solution graded as a submission (``Grader.calibrate``)."""
+    s = grader.settings
+    for ex in exercises:
+        if grader.cache_of(ex).exists():
+            progress(f"reference of {ex.name}: from the cache ({grader.cache_of(ex).parent})")
+        else:
+            progress(
+                f"reference run of {ex.name} (seed {s.seed}, batch {s.batch}, {s.steps} steps)"
+            )
+        grader.reference(ex)
+        grader.calibrate(ex, progress)
 
 
 def grade_submission(

@@ -109,3 +109,13 @@ def test_the_class_folder_gets_the_same_notebooks(tmp_path):
     copy_notebooks(tmp_path, class_edition=True)
     for nb in NOTEBOOKS.glob("*.ipynb"):
         assert (tmp_path / nb.name).read_bytes() == nb.read_bytes()
+
+
+def test_the_command_line_start_class(tmp_path, monkeypatch, capsys):
+    from checks.cli import main
+
+    monkeypatch.delenv("WORKBOOK_EDITION", raising=False)
+    assert main(["start", str(tmp_path / "c"), "--class", "--no-lab"]) == 0
+    assert class_edition(tmp_path / "c") and "off for this course" in capsys.readouterr().out
+    assert main(["start", str(tmp_path / "p"), "--no-lab"]) == 0
+    assert not class_edition(tmp_path / "p")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 
 import nbformat
@@ -89,6 +90,13 @@ def make_submissions(root):
         "wendy-runs-autograd",
         prepend(
             filled(), "cmp('probs'", "try:\n    loss.backward()\nexcept RuntimeError:\n    pass"
+        ),
+    )
+    save(
+        "nina-slips-then-fuses",  # exercise 1's dlogits and dhprebn wrong, the fused ones right
+        filled(
+            dlogits=["-dnorm_logits", *a["dlogits"][1:]],
+            dhprebn=["dbndiff.clone()", *a["dhprebn"][1:]],
         ),
     )
     save(
@@ -544,19 +552,21 @@ def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
     ]
 
 
-def test_a_twin_in_the_same_exercise_is_no_reason_for_review():
-    """Notebook 03's dlogits equals dnorm_logits up to the max's tiny path: a learner who slipped
-    on dnorm_logits and then built dlogits right on the handed-in one earns it. Exercise 2's fused
-    dlogits, the quantity of exercise 1's, is for review when none of exercise 1's passed."""
-    from checks.grade import _twin_not_earned
+def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded):
+    """Exercise 2's fused dlogits and exercise 3's fused dhprebn are exercise 1's quantities: the
+    grader hands in only what the instructor's cell reads, none of exercise 1's answers, so a
+    right fused answer after a slip in exercise 1 is earned and passes, not held for review."""
+    from checks.grade import hand_ins, load_exercise
 
-    e = torch.randn(8, 27, generator=torch.Generator().manual_seed(0))
-    ref = {"ex1/dnorm_logits": e.clone(), "ex1/dlogits": e + 1e-9, "ex2/dlogits": e.clone()}
-    point = {"ex1/dnorm_logits": 0, "ex1/dlogits": 1, "ex2/dlogits": 2}
-    failed = [{"check": "ex1/dnorm_logits", "passed": "false"}]
-    assert _twin_not_earned("ex1/dlogits", ref["ex1/dlogits"], ref, point, failed) is None
-    failed.append({"check": "ex1/dlogits", "passed": "false"})
-    why = _twin_not_earned("ex2/dlogits", e, ref, point, failed)
-    assert why and why.startswith("this is the quantity of ex1/dnorm_logits, ex1/dlogits"), why
-    one_passed = [failed[0], {"check": "ex1/dlogits", "passed": "true"}]
-    assert _twin_not_earned("ex2/dlogits", e, ref, point, one_passed) is None
+    _, out, rows, _ = graded
+    mine = rows_of(rows, "nina-slips-then-fuses")
+    assert set(failing(rows, "nina-slips-then-fuses")) == {"ex1/dlogits", "ex1/dhprebn"}
+    assert mine["ex2/dlogits"]["mistake"] == mine["ex3/dhprebn"]["mistake"] == ""
+    ex = load_exercise(ROOT / "solutions" / NAME)
+    (ref,) = [torch.load(p, weights_only=True) for p in (out / ".reference").glob("03-*.pt")]
+    given = {  # check -> the names its hand-in cell gives (restore's third argument)
+        a.checks[0]: set(ast.literal_eval(ast.parse(cell).body[0].value.args[2]))
+        for a, cell in zip(ex.answers, hand_ins(ex, ref), strict=True)
+    }
+    assert "dnorm_logits" not in given["ex2/dlogits"] and "dbndiff" not in given["ex3/dhprebn"]
+    assert "dhpreact" in given["ex3/dhprebn"] and "logits" in given["ex2/dlogits"]

@@ -1,0 +1,73 @@
+"""The grader reads a learner's answer whole however the learner laid it out (#23): an answer
+cell split into several cells, scratch cells added between answers; cells of the instructor's,
+edited or not, never join an answer."""
+
+from __future__ import annotations
+
+import nbformat
+
+from checks.grade import learner_cells, load_exercise
+from checks.student import ROOT
+from tests.test_notebooks import ANSWERS, fill
+
+NAME = "03-makemore-backprop.ipynb"
+EX = load_exercise(ROOT / "solutions" / NAME)
+
+
+def filled() -> nbformat.NotebookNode:
+    return fill(nbformat.read(ROOT / "notebooks" / NAME, as_version=4), ANSWERS)
+
+
+def split(nb: nbformat.NotebookNode, check_line: str, keep_id_on_last: bool = False) -> list:
+    """Split the cell holding ``check_line`` into one cell per answer line with its check, as
+    Jupyter's split does: the new cells get new ids."""
+    k = next(i for i, c in enumerate(nb.cells) if check_line in c.source)
+    old = nb.cells[k]
+    lines = old.source.split("\n")
+    answers = [ln for ln in lines if not ln.startswith("cmp(")]
+    checks = [ln for ln in lines if ln.startswith("cmp(")]
+    parts = [nbformat.v4.new_code_cell(f"{a}\n{c}") for a, c in zip(answers, checks, strict=True)]
+    keeper = parts[-1] if keep_id_on_last else parts[0]
+    keeper["id"] = old["id"]
+    nb.cells[k : k + 1] = parts
+    return parts
+
+
+def answer_of(nb: nbformat.NotebookNode, tmp_path, name: str) -> str:
+    path = tmp_path / NAME
+    nbformat.write(nb, path)
+    found = learner_cells(EX, path)
+    index = next(a.index for a in EX.answers if name in a.names)  # exercise 1's
+    return found[index] or ""
+
+
+def test_an_answer_split_into_three_cells_is_read_whole(tmp_path):
+    nb = filled()
+    split(nb, "cmp('h'")
+    got = answer_of(nb, tmp_path, "dW2")
+    for line in ("dh = dlogits @ W2.T", "dW2 = h.T @ dlogits", "db2 = dlogits.sum(0)"):
+        assert line in got, got
+    assert got.index("dh =") < got.index("dW2 =") < got.index("db2 =")
+
+
+def test_a_split_whose_last_part_kept_the_id_is_read_whole(tmp_path):
+    nb = filled()
+    split(nb, "cmp('h'", keep_id_on_last=True)
+    got = answer_of(nb, tmp_path, "dh")
+    assert "dh = dlogits @ W2.T" in got and "db2 = dlogits.sum(0)" in got, got
+
+
+def test_a_scratch_cell_joins_the_answer_before_it(tmp_path):
+    nb = filled()
+    k = next(i for i, c in enumerate(nb.cells) if "cmp('hpreact'" in c.source)
+    nb.cells.insert(k + 1, nbformat.v4.new_code_cell("print(dhpreact.shape)  # scratch"))
+    got = answer_of(nb, tmp_path, "dhpreact")
+    assert got.endswith("print(dhpreact.shape)  # scratch"), got
+
+
+def test_an_edited_cell_of_the_instructors_joins_no_answer(tmp_path):
+    nb = filled()
+    k = next(i for i, c in enumerate(nb.cells) if "cmp('hpreact'" in c.source)
+    after = next(c for c in nb.cells[k + 1 :] if c.cell_type == "code")
+    after.source += "\nprint('my own note')"  # its id is the instructor's
+    assert "my own note" not in answer_of(nb, tmp_path, "dhpreact")
