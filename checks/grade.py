@@ -51,8 +51,9 @@ import torch
 from checks import recorder, sandbox
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
+from checks.facts import CMP, apply, targets
 from checks.facts import VERSION as FACTS_VERSION
-from checks.facts import apply, targets
+from checks.hintlog import hint_records
 from checks.hints import HINTS
 from checks.paths import SOLUTIONS, cache_dir
 from checks.reports import write_reports
@@ -382,6 +383,30 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
             "are there"
         )
     return found
+
+
+def hints_shown(ex: Exercise, path: Path) -> dict[str, str]:
+    """Check id -> the hints the submitted notebook shows were used for it (``checks.hintlog``:
+    self-reported, a floor), in words for the row's note."""
+    try:
+        records = hint_records(nbformat.read(path, as_version=4))
+    except Exception:  # unreadable: the rows say so already
+        return {}
+    said = {}
+    for a in ex.answers:
+        cmp_name = {m.group(3): m.group(2) for m in CMP.finditer(a.template)}
+        for check, var in zip(a.checks, a.names, strict=False):
+            mine = [
+                r
+                for r in records
+                if r.answer == var and r.check in ("", cmp_name.get(var, r.check))
+            ]
+            if any(r.reveal for r in mine):
+                said[check] = "hint: the solution was revealed (reveal=True)"
+            elif rungs := [r for r in mine if r.rung]:
+                top = max(rungs, key=lambda r: r.rung)
+                said[check] = f"hints: {top.rung} of {top.of} rungs shown"
+    return said
 
 
 def _added_cells(ex: Exercise, code: list, found: dict[int, str | None]) -> dict[int, list[str]]:
@@ -1174,6 +1199,10 @@ class Grader:
             {**base, **r}
             for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
         ]
+        shown = hints_shown(ex, path)
+        for r in rows:
+            if used := shown.get(r["check"]):
+                r["note"] = "; ".join(x for x in (r["note"], used) if x)
         shutil.rmtree(work, ignore_errors=True)
         return rows, run, plan
 

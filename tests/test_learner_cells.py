@@ -1,12 +1,13 @@
 """The grader reads a learner's answer whole however the learner laid it out (#23): an answer
 cell split into several cells, scratch cells added between answers; cells of the instructor's,
-edited or not, never join an answer."""
+edited or not, never join an answer; the hints the notebook shows were used go to their checks."""
 
 from __future__ import annotations
 
 import nbformat
 
-from checks.grade import learner_cells, load_exercise
+from checks.grade import hints_shown, learner_cells, load_exercise
+from checks.hints import MARKER
 from checks.student import ROOT
 from tests.test_notebooks import ANSWERS, fill
 
@@ -71,3 +72,27 @@ def test_an_edited_cell_of_the_instructors_joins_no_answer(tmp_path):
     after = next(c for c in nb.cells[k + 1 :] if c.cell_type == "code")
     after.source += "\nprint('my own note')"  # its id is the instructor's
     assert "my own note" not in answer_of(nb, tmp_path, "dhpreact")
+
+
+def shown_hint(answer: str, check: str, rung: int, of: int, reveal: bool = False):
+    mark = {"hint": answer, "check": check, "notebook": "03-makemore-backprop"}
+    mark |= {"rung": rung, "of": of, "reveal": reveal}
+    return nbformat.v4.new_output(
+        "display_data", data={"text/plain": "a hint"}, metadata={MARKER: mark}
+    )
+
+
+def test_the_hints_a_notebook_shows_go_to_the_rows_of_their_checks(tmp_path):
+    """The marker ``hint()`` leaves in its output: rungs shown, a revealed solution, each on its
+    check (``dlogits`` is asked twice: exercise 2's hint is not exercise 1's)."""
+    nb = filled()
+    cell = next(c for c in nb.cells if "cmp('counts'" in c.source)
+    cell.outputs = [shown_hint("dcounts", "counts", 1, 3), shown_hint("dcounts", "counts", 2, 3)]
+    cell = next(c for c in nb.cells if "cmp('logits (fused)'" in c.source)
+    cell.outputs = [shown_hint("dlogits", "logits (fused)", 3, 3, reveal=True)]
+    path = tmp_path / NAME
+    nbformat.write(nb, path)
+    said = hints_shown(EX, path)
+    assert said["ex1/dcounts"] == "hints: 2 of 3 rungs shown"
+    assert "revealed" in said["ex2/dlogits"] and "ex1/dlogits" not in said
+    assert len(said) == 2
