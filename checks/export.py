@@ -8,6 +8,7 @@ workflow.
     python -m checks.export gradescope-run [--root /autograder]
         # what the package's run_autograder calls
     python -m checks.export github-workflow notebooks/03-makemore-backprop.ipynb --install SOURCE
+        [--static]
     python -m checks.export github-selfcheck NOTEBOOK --checks a,b,c
         # what the workflow runs
 
@@ -565,11 +566,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     w.add_argument("--to", type=Path, help="default: print it")
     w.add_argument(
-        "--run",
+        "--static",
         action="store_true",
-        help="list the checks by running the solution (for checks run in a loop, as in 01)",
+        help="list the checks as the notebook's code names them, without running the solution "
+        "(misses the checks made in loops)",
     )
-    w.add_argument("--solutions", type=Path, default=SOLUTIONS)
+    w.add_argument("--solutions", type=Path, default=SOLUTIONS, help="whose run lists the checks")
     s = sub.add_parser("github-selfcheck", help="run a notebook's own checks (the workflow's step)")
     s.add_argument("notebook", type=Path)
     s.add_argument("--checks", required=True, help="the checks, comma-separated, one point each")
@@ -603,7 +605,12 @@ def _gradescope(a: argparse.Namespace) -> int:
 
 
 def _workflow(a: argparse.Namespace) -> int:
-    checks = check_keys(run_checks(a.solutions / a.notebook.name)) if a.run else None
+    checks = None  # as the code names them
+    if not a.static:  # as a run of the solution makes them: loops included
+        solution = a.solutions / a.notebook.name
+        if not solution.is_file():
+            raise ScoresError(f"no solution {solution} to list the checks by (or --static)")
+        checks = check_keys(run_checks(solution))
     text = github_workflow(a.notebook, a.install, checks)
     if a.to:
         a.to.parent.mkdir(parents=True, exist_ok=True)

@@ -481,13 +481,15 @@ def test_the_selfcheck_runs_a_learners_notebook_and_writes_the_step_output(tmp_p
 
 @pytest.mark.slow
 def test_the_checks_a_notebook_names_are_the_checks_its_run_makes(tmp_path, capsys):
-    """The workflow's list (read off the code) against a run of the solution (``--run``)."""
+    """The workflow's list read off the code (``--static``) against a run of the solution (the
+    default: notebooks 01, 03 and 04 also check in loops, which the code does not name)."""
     ran = check_keys(run_checks(SOLUTIONS / NB2, timeout=120))
     assert ran == notebook_checks(NOTEBOOKS / NB2) and len(ran) == 16
     to = tmp_path / ".github" / "workflows" / "classroom.yml"
     code = main(["github-workflow", str(NOTEBOOKS / NB2), "--install", "./w.whl", "--to", str(to)])
     assert code == 0 and f'--checks "{",".join(ran)}"' in to.read_text()
-    assert main(["github-workflow", str(NOTEBOOKS / NB2), "--install", 'x" && curl evil']) == 2
+    evil = ["--install", 'x" && curl evil', "--static"]
+    assert main(["github-workflow", str(NOTEBOOKS / NB2), *evil]) == 2
     assert "cannot go on a command line" in capsys.readouterr().err
 
 
