@@ -55,6 +55,7 @@ from checks.facts import CMP, apply, targets
 from checks.facts import VERSION as FACTS_VERSION
 from checks.hintlog import hint_records
 from checks.hints import HINTS
+from checks.mime import MAX_CELL_BYTES
 from checks.paths import SOLUTIONS, cache_dir
 from checks.reports import write_reports
 from checks.source import autograd_uses, lasting, numbers_written, reaches_around
@@ -74,6 +75,8 @@ class SetupError(RuntimeError):
 
 
 SOLUTION_SUBMISSION = "(the instructor's solution)"
+LEARNER_CELL_BYTES = 32 * 2**20  # what a grader cell of a learner's run may send (the answers)
+NOTEBOOK_TIMEOUT = 900  # seconds: the most a notebook may run unless the instructor says otherwise
 NONE = (None, None)  # no run, no grading notebook: nothing ran
 
 
@@ -93,7 +96,8 @@ class Settings:
     batch: int = 24
     steps: int = 50
     cell_timeout: int = 120
-    notebook_timeout: int = 900
+    # seconds a notebook may run; None: scaled from the solution's own run (``Grader.budget``)
+    notebook_timeout: int | None = None
     memory_mb: int = 6144
     jobs: int = max(1, os.cpu_count() or 1)
     strict_shapes: bool = (
@@ -636,6 +640,8 @@ def run_notebook(
         "nbval.plugin",
         f"--grade-records={records}",
         *(["--grade-ipc"] if boxed else []),
+        f"--grade-cells={','.join(map(str, sorted({*plan.records, *plan.states})))}",
+        f"--grade-cell-bytes={(LEARNER_CELL_BYTES if plan.learner else MAX_CELL_BYTES)}",
         "--nbval-lax",
         f"--nbval-kernel-name={sandbox.KERNEL_NAME}",
         f"--nbval-cell-timeout={settings.cell_timeout}",
@@ -670,7 +676,8 @@ def run_notebook(
             )
             _RUNNING[proc.pid] = getattr(_TASK, "name", None)
             try:
-                fault = _watch(proc, started + settings.notebook_timeout, settings.notebook_timeout)
+                limit_s = settings.notebook_timeout or NOTEBOOK_TIMEOUT
+                fault = _watch(proc, started + limit_s, limit_s)
             finally:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -1187,7 +1194,7 @@ class Grader:
         ref = self.reference(ex)
         plan = assemble(ex, learner, ref)
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
-        run = run_notebook(plan, work, self.settings, self.hidden)
+        run = run_notebook(plan, work, self.budget(ex), self.hidden)
         sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
         reviews = source_reviews(ex, learner)
         for cell, calls in run.autograd.items():  # seen at run time: the handed-out cell runs none
@@ -1237,7 +1244,23 @@ class Grader:
                 "(the data, the package inside the sandbox) and run again."
             )
         mark.parent.mkdir(parents=True, exist_ok=True)
-        mark.write_text(json.dumps({"solution": ex.name, "checks": len(rows)}) + "\n")
+        kept = {"solution": ex.name, "checks": len(rows), "seconds": round(run.seconds, 1)}
+        mark.write_text(json.dumps(kept) + "\n")
+
+    def budget(self, ex: Exercise) -> Settings:
+        """The settings a learner's run of ``ex`` takes: the instructor's notebook timeout, else
+        one scaled from the solution's own run through the same pipeline (5 times it, plus 120 s,
+        at most ``NOTEBOOK_TIMEOUT``), so that a notebook that sleeps costs minutes, not a quarter
+        of an hour."""
+        if self.settings.notebook_timeout is not None:
+            return self.settings
+        mark = self.cache / f"{ex.path.stem}-{self.environment(ex)}.calibrated"
+        try:
+            seconds = float(json.loads(mark.read_text())["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return self.settings  # not calibrated yet (the calibration run itself)
+        limit = int(min(NOTEBOOK_TIMEOUT, 5 * seconds + 120))
+        return dataclasses.replace(self.settings, notebook_timeout=limit)
 
     def environment(self, ex: Exercise | None = None) -> str:
         """What a run's results depend on besides a submission: the solutions (or ``ex``'s), the
@@ -1581,7 +1604,13 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)"
     )
     p.add_argument("--cell-timeout", type=int, default=d.cell_timeout)
-    p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout)
+    p.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=None,
+        help=f"seconds per notebook (default: 5 times the solution's own run + 120 s, at most "
+        f"{NOTEBOOK_TIMEOUT})",
+    )
     p.add_argument("--memory-mb", type=int, default=d.memory_mb)
     p.add_argument("--jobs", type=int, default=d.jobs)
     p.add_argument(

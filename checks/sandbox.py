@@ -14,7 +14,9 @@ grading user, with only the grader's limits: it can read what that user can read
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import json
 import os
 import shutil
@@ -87,24 +89,31 @@ def readable() -> list[Path]:
     return sorted(p for p in paths if p.exists())
 
 
+TMP_MB = 256  # the sandbox's private /tmp: a tmpfs in memory, capped
+SCRATCH_MB = 256  # its working folder and home: the same
+PROCESSES = 256  # processes and threads the kernel may have at once (RLIMIT_NPROC)
+_UIDS = itertools.count(os.getpid() % 900 * 1000)  # a fresh unprivileged uid for each kernel
+
+
 def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) -> list[str]:
     """The command that starts a kernel in the sandbox (``{connection_file}`` left for Jupyter).
 
     ``hidden`` are folders and files that must stay out of sight even where they lie inside a
-    readable folder (the solutions inside an installed package, say)."""
+    readable folder (the solutions inside an installed package, say). Its ``/tmp`` and scratch
+    folder are size-capped tmpfs; its processes are capped (a grader running as root starts the
+    kernel as an unprivileged uid of its own, for which the cap holds)."""
     exe = bwrap()
     if exe is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed or cannot make a sandbox here")
     seen = readable()
-    args = [
-        *_base(exe),
-        "--new-session",
-        "--tmpfs",
-        "/tmp",
-    ]  # /tmp first: what follows may lie in it
+    root = os.geteuid() == 0
+    args = [*(_as_root(exe) if root else _base(exe)), "--new-session"]
+    args += ["--perms", "1777", "--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp"]  # first
+    args += _parents([*seen, scratch, runtime]) if root else []
     for p in seen:
         args += ["--ro-bind", str(p), str(p)]
-    args += ["--bind", str(scratch), str(scratch), "--bind", str(runtime), str(runtime)]
+    args += ["--perms", "1777", "--size", str(SCRATCH_MB * 2**20), "--tmpfs", str(scratch)]
+    args += ["--bind", str(runtime), str(runtime)]
     for p in hidden:
         p = p.resolve()
         if any(p == r or r in p.parents for r in seen):
@@ -112,7 +121,29 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     args += ["--chdir", str(scratch), "--clearenv"]
     for k, v in sorted(env.items()):
         args += ["--setenv", k, v]
-    return [*args, "--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    drop = ["--drop", str(100000 + next(_UIDS) % 900000)] if root else []
+    launch = [sys.executable, "-m", "checks.sandbox", "--chdir", str(scratch), *drop]
+    return [*args, "--", *launch, "--nproc", str(PROCESSES), "--", "-f", "{connection_file}"]
+
+
+def _as_root(exe: str) -> list[str]:
+    """bwrap for a grader running as root: no user namespace (so that the kernel, started as an
+    unprivileged uid, is that uid on the host and its process cap holds), and only the
+    capabilities the launcher needs to hand the connection file over and drop to that uid."""
+    unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    caps = [a for c in ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN") for a in ("--cap-add", c)]
+    return [exe, *unshare, "--unshare-cgroup-try", "--die-with-parent", *caps, *_base(exe)[3:]]
+
+
+def _parents(paths: list[Path]) -> list[str]:
+    """Folders made readable (0755) above each mounted path, which bwrap would otherwise copy
+    from the host (``/root`` is 0700: an unprivileged kernel could not reach Python below it)."""
+    made: list[str] = []
+    for p in paths:
+        for parent in reversed(p.parents[:-1]):
+            if str(parent) not in made and not str(parent).startswith(SYSTEM):
+                made.append(str(parent))
+    return [a for d in made for a in ("--perms", "0755", "--dir", d)]
 
 
 def kernel_env(scratch: Path, extra: dict[str, str]) -> dict[str, str]:
@@ -167,13 +198,45 @@ def plain_argv(scratch: Path) -> list[str]:
 
 
 def _main(args: list[str]) -> None:
-    """``python -m checks.sandbox --chdir DIR -- ARGS``: start a kernel in DIR (no sandbox)."""
-    os.chdir(args[args.index("--chdir") + 1])
-    rest = args[args.index("--") + 1 :]
+    """``python -m checks.sandbox --chdir DIR [--drop UID] [--nproc N] -- ARGS``: start a kernel
+    in DIR; with ``--drop`` (in the sandbox, as root) as that uid, given its connection file;
+    with ``--nproc`` at most N processes of its own."""
+    opts, rest = args[: args.index("--")], args[args.index("--") + 1 :]
+    os.chdir(opts[opts.index("--chdir") + 1])
+    if "--drop" in opts:
+        _drop_to(int(opts[opts.index("--drop") + 1]), Path(rest[rest.index("-f") + 1]))
+    if "--nproc" in opts:
+        _cap_processes(int(opts[opts.index("--nproc") + 1]))
     sys.argv = ["ipykernel_launcher", *rest]
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance()
+
+
+def _drop_to(uid: int, connection: Path) -> None:
+    """Become ``uid`` (and its own group), after giving it the connection file and its folder
+    (where the kernel makes its sockets)."""
+    for p in (connection.parent, connection):
+        os.chown(p, uid, uid)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _cap_processes(extra: int) -> None:
+    """RLIMIT_NPROC: ``extra`` more processes (threads count) than this uid has now."""
+    import resource
+
+    uid, now = os.getuid(), 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(ln.split(":", 1) for ln in status.read_text().splitlines() if ":" in ln)
+            if int(fields["Uid"].split()[0]) == uid:
+                now += int(fields["Threads"])
+        except (OSError, KeyError, ValueError):
+            continue
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (now + extra, now + extra))
 
 
 if __name__ == "__main__":

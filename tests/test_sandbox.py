@@ -134,3 +134,35 @@ def test_the_hint_ladders_are_hidden_from_a_graded_kernel(tmp_path):
     )
     said = {i: e.removeprefix("RuntimeError: ") for i, e in run.cell_errors.items()}
     assert said == {0: "FileNotFoundError", 1: "done"}, said
+
+
+def test_its_tmp_scratch_and_processes_are_capped(tmp_path):
+    """/tmp and the scratch folder are tmpfs of ``TMP_MB`` and ``SCRATCH_MB`` (memory the README
+    counts), and the kernel may not have more than ``PROCESSES`` processes and threads: a grader
+    running as root starts it as an unprivileged uid of its own, for which the cap holds."""
+    from checks.sandbox import PROCESSES, SCRATCH_MB, TMP_MB
+
+    fill = (
+        "with open({path!r}, 'wb') as f:\n    for _ in range({mb}):\n        f.write(b'0' * 2**20)"
+    )
+    forks = (
+        "import os, time\nkids = []\ntry:\n"
+        f"    for _ in range({PROCESSES + 40}):\n"
+        "        pid = os.fork()\n        if pid == 0:\n"
+        "            time.sleep(30)\n            os._exit(0)\n"
+        "        kids.append(pid)\nexcept OSError:\n    pass\n"
+        "for k in kids:\n    os.kill(k, 9)\nraise RuntimeError(f'{len(kids)} {os.getuid()}')"
+    )
+    out = said(
+        [
+            attempt(fill.format(path="/tmp/big", mb=TMP_MB + 16)),
+            attempt(fill.format(path="big", mb=SCRATCH_MB + 16)),
+            attempt("import os\nos.remove('/tmp/big')\n" + fill.format(path="/tmp/small", mb=8)),
+            forks,
+        ],
+        tmp_path,
+    )
+    assert out[0] == out[1] == "OSError" and out[2] == "done", out  # no space left on device
+    started, uid = map(int, out[3].split())
+    assert started < PROCESSES, started
+    assert uid != 0 or os.geteuid() != 0  # never root on the host

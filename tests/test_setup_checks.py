@@ -117,3 +117,21 @@ def test_self_check_refuses_a_committed_relative_link(tmp_path, capsys, monkeypa
     (mine / NB01).symlink_to(os.path.relpath(SOLUTIONS / NB01, mine))
     assert main(["--self", str(mine / NB01), "--fail-under", "1.0", *RUN]) == 1
     assert "0 / 27 checks pass" in capsys.readouterr().out
+
+
+def test_the_time_budget_scales_with_the_solutions_own_run(tmp_path):
+    """A notebook that sleeps under the cell timeout in every cell holds a job slot only as long
+    as the budget: 5 times the solution's run through the learner's pipeline, plus 120 s, unless
+    the instructor sets ``--notebook-timeout``."""
+    sols = solutions_with(tmp_path / "sols")
+    grader = grading.Grader(tmp_path / "out", grading.Settings(), sols)
+    (ex,) = grader.exercises.values()
+    assert grader.budget(ex).notebook_timeout is None  # not calibrated: the calibration itself
+    mark = grader.cache / f"{ex.path.stem}-{grader.environment(ex)}.calibrated"
+    mark.parent.mkdir(parents=True)
+    mark.write_text('{"solution": "01", "checks": 27, "seconds": 24.0}\n')
+    assert grader.budget(ex).notebook_timeout == 240
+    mark.write_text('{"solution": "01", "checks": 27, "seconds": 4000.0}\n')
+    assert grader.budget(ex).notebook_timeout == grading.NOTEBOOK_TIMEOUT
+    fixed = grading.Grader(tmp_path / "out", grading.Settings(notebook_timeout=300), sols)
+    assert fixed.budget(ex).notebook_timeout == 300

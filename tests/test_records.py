@@ -1,0 +1,39 @@
+"""What the test runner keeps of a grading run's messages (``checks.nbrecord``, #23): the grader's
+own cells send the values, within a size cap; any other cell (a learner's) can send only autograd
+calls, a few each, so a flood of fake record messages neither grows the records file nor the
+grader."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+
+from checks.grade import Plan, Settings, run_notebook
+
+FLOOD = """
+from IPython.display import display
+from checks.mime import MIME
+for i in range(3000):
+    display({MIME: {"kind": "values", "data": "x" * 1000}}, raw=True)
+for i in range(500):
+    display({MIME: {"kind": "autograd", "call": "loss.backward" + "!" * 5000}}, raw=True)
+"""
+GRADER = """
+from IPython.display import display
+from checks.mime import MIME
+display({MIME: {"kind": "note", "data": "the grader's own"}}, raw=True)
+"""
+
+
+def test_a_learner_cell_cannot_flood_the_records(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (FLOOD, GRADER)])
+    plan = Plan(nb, ["ex1/dx", "grader"], records={1: ["ex1/dx"]}, learner={0: ["ex1/dx"]})
+    work = tmp_path / "run"
+    run = run_notebook(plan, work, Settings(cell_timeout=60, notebook_timeout=120, sandbox="none"))
+    assert not run.cell_errors, run.cell_errors
+    entries = {e["cell"]: e["messages"] for e in map(json.loads, open(work / "records.jsonl"))}
+    assert {m["kind"] for m in entries[0]} == {"autograd"} and len(entries[0]) <= 64
+    assert all(len(m["call"]) <= 200 for m in entries[0])
+    assert entries[1] == [{"kind": "note", "data": "the grader's own"}]
+    assert (work / "records.jsonl").stat().st_size < 64 * 1024
