@@ -113,7 +113,9 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             # numpy arrays, Python's containers, a Generator
             "astype copy append extend insert pop remove index count reverse clear items keys "
             "update setdefault get join format strip startswith endswith replace manual_seed real "
-            "imag conjugate"
+            "imag conjugate ravel lower upper split rsplit lstrip rstrip splitlines find ljust "
+            "rjust center zfill title capitalize popitem add discard union intersection difference "
+            "issubset mH H"
         ),
     ),
     "read-only": (
@@ -122,11 +124,17 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "modules": (
         "modules with no autograd of their own: any public name in them",
-        _words("math numpy matplotlib matplotlib.pyplot"),
+        _words(
+            "math numpy matplotlib matplotlib.pyplot torch.special torch.linalg torch.fft "
+            "IPython.display"
+        ),
     ),
     "imports": (
         "what an answer cell may import (as any name)",
-        _words("torch torch.nn.functional math numpy matplotlib matplotlib.pyplot"),
+        _words(
+            "torch torch.nn torch.nn.functional math numpy matplotlib matplotlib.pyplot "
+            "IPython.display"
+        ),
     ),
     "magics": (
         "IPython magics that only time a line or set up plots",
@@ -190,12 +198,29 @@ def _magics(source: str) -> tuple[str, list[str]]:
     return "\n".join(lines), found
 
 
+_HELP = re.compile(r"^\s*(?:\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")  # `torch.einsum?`: help, harmless
+
+
 def _parse(source: str) -> tuple[ast.Module | None, list[str]]:
+    """The cell's tree (None when it is not Python, even as IPython reads it) and its magics."""
     text, magics = _magics(source if isinstance(source, str) else "")
+    text = "\n".join("pass" if _HELP.match(line) else line for line in text.split("\n"))
+    for attempt in (text, _ipython(text)):
+        try:
+            return ast.parse(attempt), magics
+        except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
+            continue
+    return None, magics
+
+
+def _ipython(text: str) -> str | None:
+    """The cell as IPython runs it (its other special syntax made calls of ``get_ipython()``)."""
     try:
-        return ast.parse(text), magics
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, magics
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(text)
+    except Exception:
+        return None
 
 
 def _chain(node: ast.expr) -> tuple[str, list[str]] | None:

@@ -13,6 +13,7 @@ answer is judged given correct upstream values, whatever earlier cells did to th
 from __future__ import annotations
 
 import base64
+import contextlib
 import gc
 import io
 import itertools
@@ -72,6 +73,7 @@ def as_value(value: Any) -> Any:
 
 def record(values: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
     """Send the answers of a cell (check id -> value), with the reference run's graph facts."""
+    _stop()
     emit("values", data=pack({c: as_value(v) for c, v in values.items()}), facts=pack(facts or {}))
 
 
@@ -130,7 +132,8 @@ def draw(xs: tuple[float, ...]) -> tuple[float, ...]:
 
 def watch_autograd() -> None:
     """Report every call of autograd (``backward``, ``torch.autograd.grad``) to the grader; the
-    grader counts those made while an answer cell runs."""
+    grader counts those made while an answer cell runs. Also sets up the closer watch that
+    ``restore`` switches on for each answer cell (:func:`_guard`)."""
 
     def wrap(owner: Any, name: str, label: str) -> None:
         original = _ORIGINAL.setdefault(label, getattr(owner, name))
@@ -146,6 +149,166 @@ def watch_autograd() -> None:
     wrap(torch.Tensor, "backward", "backward()")
     wrap(torch.autograd, "backward", "torch.autograd.backward")
     wrap(torch.autograd, "grad", "torch.autograd.grad")
+    _guard()
+
+
+# ---------------------------------------------------------------- the watch over an answer cell
+#
+# Between the hand-in before an answer cell (``restore``) and the record after it (``record``),
+# any use of autograd's machinery that the learner's code makes, however it gets there, is
+# reported as an "autograd" message with what was seen: a run of autograd's engine (through any
+# API: ``backward``, ``torch.autograd.grad``, ``torch.func``, ``autograd.functional``, the engine
+# object itself), a backward kernel (``torch.ops.aten.tanh_backward``), a read of a tensor's
+# ``grad_fn`` (the way into the graph's nodes, which can be called one by one), a hook on a
+# tensor, a leaf made to require grad, and a gradient of a gradient. What ``checks`` itself does
+# (``cmp`` reads the graph) and what torch does for its own ends (printing reads ``grad_fn``) is
+# not the learner's.
+
+_WATCH: dict[str, Any] = {"on": False, "seen": set(), "before": set()}
+_AUTOGRAD_PARTS = ("torch.autograd", "torch.func", "torch._functorch", "torch.utils.hooks")
+
+
+def _passed_through(name: str) -> bool:
+    """Frames a call passes through on its way from the learner's code: torch's, and this module's
+    own wrappers (``watch_autograd``)."""
+    return name == "torch" or name.startswith("torch.") or name == __name__
+
+
+def _learners(frame: Any) -> bool:
+    """Whether the call at ``frame`` is the learner's: the first frame outside torch (and this
+    module) is not the grader's package, and any torch frames before it are autograd's own
+    (``torch.autograd``...) or none; torch code for other ends (printing a tensor reads its
+    ``grad_fn``) does not count."""
+    through_torch = autograd = False
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "") or ""
+        if not _passed_through(name):
+            return not name.startswith("checks") and (autograd or not through_torch)
+        through_torch = through_torch or name != __name__
+        autograd = autograd or name.startswith(_AUTOGRAD_PARTS)
+        frame = frame.f_back
+    return False
+
+
+def _saw(what: str, frame: Any, any_torch: bool = False) -> None:
+    """Report ``what`` once per answer cell, where the watch is on and the learner's code did it
+    (``any_torch``: through any of torch's functions, as a kernel run for the learner is)."""
+    if not _WATCH["on"] or what in _WATCH["seen"]:
+        return
+    if any_torch:
+        while frame is not None and _passed_through(frame.f_globals.get("__name__", "") or ""):
+            frame = frame.f_back
+    if frame is not None and _learners(frame):
+        _WATCH["seen"].add(what)
+        emit("autograd", call=what)
+
+
+def _kernel(owner: Any, name: str, what: str = "", any_torch: bool = True) -> None:
+    """Wrap a backward kernel torch has as a function (``torch._softmax_backward_data``), or
+    another function of autograd's (``what`` says which)."""
+    original = _ORIGINAL.setdefault(f"kernel {id(owner)}.{name}", getattr(owner, name))
+    what = what or f"autograd's kernel `{name}`"
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        _saw(what, sys._getframe(1), any_torch)
+        return original(*args, **kwargs)
+
+    with contextlib.suppress(AttributeError, TypeError):  # torch._C's own tables are read-only
+        setattr(owner, name, kernel)
+
+
+def _op_calls() -> None:
+    """Report a backward kernel called as an operator (``torch.ops.aten.tanh_backward``)."""
+    for cls in (torch._ops.OpOverloadPacket, torch._ops.OpOverload):
+        original = _ORIGINAL.setdefault(f"call {cls.__name__}", cls.__call__)
+
+        def call(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            name = str(getattr(self, "_qualified_op_name", None) or getattr(self, "__name__", ""))
+            if "backward" in name:
+                _saw(f"autograd's kernel `{name.split('::')[-1]}`", sys._getframe(1), True)
+            return _original(self, *args, **kwargs)
+
+        cls.__call__ = call
+
+
+def _guard() -> None:
+    """Install the watch's hooks (once): the engine, backward kernels, ``grad_fn``, hooks on
+    tensors and leaves made to require grad. Nothing of it runs for an honest answer's
+    operations, which cost what they cost without the watch."""
+    if "grad_fn" in _ORIGINAL:
+        return
+    from torch.autograd.variable import Variable
+
+    class Engine(torch._C._ImperativeEngine):
+        """Autograd's engine: each backward pass is reported, whatever API started it."""
+
+        def run_backward(self, *args: Any, **kwargs: Any) -> Any:
+            _saw("autograd's engine (a backward pass)", sys._getframe(1), any_torch=True)
+            return super().run_backward(*args, **kwargs)
+
+    torch._C._ImperativeEngine, Variable._execution_engine = Engine, Engine()
+    for owner in (torch, torch._C._VariableFunctions):
+        for name in [n for n in dir(owner) if "backward" in n and not n.startswith("__")]:
+            _kernel(owner, name)
+    _op_calls()
+    import torch.autograd.forward_ad as forward_ad
+
+    for name in ("make_dual", "unpack_dual"):  # forward mode: its dual numbers
+        _kernel(forward_ad, name, f"forward-mode autograd (`{name}`)", any_torch=False)
+    base = _ORIGINAL.setdefault("grad_fn", torch._C.TensorBase.__dict__["grad_fn"])
+
+    def grad_fn(self: torch.Tensor) -> Any:
+        _saw("the autograd graph (`grad_fn`)", sys._getframe(1))
+        return base.__get__(self, type(self))
+
+    torch.Tensor.grad_fn = property(grad_fn)
+    for name in ("register_hook", "register_post_accumulate_grad_hook", "retain_grad"):
+        _report(name, f"a hook on a tensor (`{name}`)")
+    _report("requires_grad_", "a tensor made to require grad (`requires_grad_`)")
+
+
+def _report(name: str, what: str) -> None:
+    original = _ORIGINAL.setdefault(f"Tensor.{name}", getattr(torch.Tensor, name))
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        _saw(what, sys._getframe(1))
+        return original(*args, **kwargs)
+
+    setattr(torch.Tensor, name, watched)
+
+
+def _start(scope: dict) -> None:
+    """Before an answer cell (the end of ``restore``): the watch on, and the tensors it starts
+    with noted. Only in a learner's run, where ``watch_autograd`` set the hooks up."""
+    if "grad_fn" not in _ORIGINAL:
+        return
+    _WATCH["seen"] = set()
+    _WATCH["before"] = {id(v) for v in list(scope.values()) if isinstance(v, torch.Tensor)}
+    _WATCH["on"] = True
+
+
+def _stop() -> None:
+    """After an answer cell and its probes (the start of ``record``): the watch off."""
+    _WATCH["on"] = False
+
+
+def _new_leaves(scope: dict) -> list[str]:
+    """The names of tensors the cell made that autograd would fill in (a leaf that requires
+    grad), or that hold a gradient of a gradient (a ``...BackwardBackward`` node)."""
+    before, found = _WATCH["before"], []
+    for n, v in list(scope.items()):
+        if n.startswith("_") or not isinstance(v, torch.Tensor) or id(v) in before:
+            continue
+        node = _grad_fn_of(v)
+        double = node is not None and type(node).__name__.count("Backward") > 1
+        if (v.requires_grad and v.is_leaf) or double:
+            found.append(n)
+    return found
+
+
+def _grad_fn_of(t: torch.Tensor) -> Any:
+    """``t.grad_fn`` read past the watch."""
+    return _ORIGINAL.get("grad_fn", torch._C.TensorBase.__dict__["grad_fn"]).__get__(t, type(t))
 
 
 class _Marker:
@@ -193,6 +356,13 @@ def wipe() -> None:
 def check_grads(scope: dict) -> None:
     """After an answer cell: tell the grader if autograd filled in gradients since the wipe."""
     held = {id(t) for t in _with_grad()}
+    leaves = _new_leaves(scope) if _WATCH["before"] else []
+    _WATCH["before"] = set()
+    if leaves:
+        emit(
+            "autograd",
+            call="a tensor made for autograd: " + ", ".join(f"`{n}`" for n in leaves[:3]),
+        )
     if held:
         names = sorted(n for n, v in list(scope.items()) if id(v) in held and not n.startswith("_"))
         emit(
@@ -248,3 +418,4 @@ def restore(scope: dict, delta: str, names: list[str], answers: list[str], drop:
     for n in drop:  # the names the next cell must assign: a leftover earns nothing
         scope.pop(n, None)
     wipe()
+    _start(scope)

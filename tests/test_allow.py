@@ -320,3 +320,141 @@ def test_the_readme_section_is_the_allowlist():
     start = text.index(README_HEADING)
     end = text.index("\n#", start + len(README_HEADING))
     assert text[start:end].strip() == readme_section().strip()
+
+
+# ---------------------------------------------------------------- one class run, end to end
+
+
+@pytest.mark.slow
+def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path):
+    """Graded through ``checks.grade`` as it stands: the run-time watch alone must hold every
+    route of ``tests.attacks.ROUTES`` (the source check of the grader does not know them), and no
+    row of the solutions of all five notebooks, or of the lecture's answers, is held."""
+    import shutil
+
+    import nbformat
+
+    from checks.grade import Settings, grade
+    from tests import attacks
+    from tests.test_grade import filled
+    from tests.test_lecture import _student, substitute
+
+    subs = {n: tmp_path / "subs" / n for n in ("att-routes", "honest-lecture", "honest-solutions")}
+    for folder in subs.values():
+        folder.mkdir(parents=True)
+    name = "03-makemore-backprop.ipynb"
+    nbformat.write(attacks.with_routes(filled()), subs["att-routes"] / name)
+    nbformat.write(substitute(_student(), LECTURE), subs["honest-lecture"] / name)
+    for nb in (ROOT / "solutions").glob("*.ipynb"):
+        shutil.copy(nb, subs["honest-solutions"] / nb.name)
+    settings = Settings(seed=424242, batch=20, steps=20, cell_timeout=60, notebook_timeout=600)
+    rows = grade(list(subs.values()), tmp_path / "out", settings, progress=lambda *a: None)
+    by = {(r["submission"], r["check"]): r for r in rows}
+    for answer in attacks.ROUTES:
+        row = by[("att-routes", f"ex1/{answer}")]
+        assert row["passed"] == "false", row
+        if answer != "dprobs":  # the second backward pass fails in the grader's kernel
+            assert row["mistake"] == "review" and "autograd" in row["reason"], row
+    honest = [r for r in rows if r["submission"].startswith("honest")]
+    solved = {r["notebook"] for r in honest if r["submission"] == "honest-solutions"}
+    assert len(solved) == 5 and len(honest) > 100, (solved, len(honest))
+    held = [r for r in honest if r["passed"] != "true" or "review" in (r["mistake"], r["note"])]
+    assert held == [], held[:3]
+
+
+# ---------------------------------------------------------------- the run-time watch
+
+KERNEL = """
+import json, sys, warnings
+import torch
+import torch.nn.functional as F
+import checks.recorder as r
+from checks import cmp
+warnings.simplefilter("ignore")
+got = []
+r.emit = lambda kind, **c: got.append(c["call"]) if kind == "autograd" else None
+r.watch_autograd()
+g = torch.Generator().manual_seed(0)
+W2 = torch.randn(8, 5, generator=g, requires_grad=True)
+x = torch.randn(4, 8, generator=g)
+h = torch.tanh(x @ W2)
+logits = h * 2
+Yb = torch.tensor([0, 1, 2, 3])
+loss = F.cross_entropy(logits, Yb)
+loss.backward(retain_graph=True)
+said = {}
+for label, src in json.loads(sys.argv[1]).items():
+    got.clear()
+    r.restore(globals(), r.pack({}), [], [], [])
+    try:
+        exec(compile(src, "<cell>", "exec"), globals())
+    except Exception as e:
+        got.append("raised " + type(e).__name__)
+    r.record({})
+    r.check_grads(globals())
+    said[label] = list(got)
+print(json.dumps(said))
+"""
+
+CELLS = {  # what a cell does, and whether the watch must see autograd in it
+    "honest": (
+        "dh = (F.softmax(logits, 1) - F.one_hot(Yb, 5)) / 4 * 2\nprint(dh)\nrepr(h)\n"
+        "dW = x.T @ (dh * (1 - h**2))\ncmp('h', dh, h)\nz = torch.zeros_like(W2)\n"
+        "z.index_add_(0, torch.tensor([0, 0]), W2[:2].detach())\nq = torch.where(h > 0, h, 0 * h)",
+        False,
+    ),
+    "backward": ("loss.backward(retain_graph=True)\nd = W2.grad", True),
+    "autograd.grad": ("d = torch.autograd.grad(loss, [h], retain_graph=True)[0]", True),
+    "functional": (
+        "import operator\nvjp = operator.attrgetter('autograd.functional.vjp')(torch)\n"
+        "d = vjp(lambda w: torch.tanh(x @ w).sum(), W2.detach())[1]",
+        True,
+    ),
+    "func": ("from torch import func\nd = func.grad(lambda w: torch.tanh(x @ w).sum())(W2)", True),
+    "engine": (
+        "e = torch._C._ImperativeEngine()\n"
+        "d = e.run_backward((loss,), (torch.tensor(1.0),), True, False, (h,), True, False)",
+        True,
+    ),
+    "kernel": ("d = torch.ops.aten.tanh_backward(torch.ones_like(h), h.detach())", True),
+    "nodes": ("node = loss.grad_fn\nouts = node(torch.tensor(1.0))", True),
+    "attrgetter": ("import operator\nnode = operator.attrgetter('grad_fn')(loss)", True),
+    "hook": ("keep = []\nh.register_hook(keep.append)", True),
+    "leaf": ("leaf = torch.zeros(3, requires_grad=True)", True),
+    "forward-ad": (
+        "import torch.autograd.forward_ad as fwAD\nwith fwAD.dual_level():\n"
+        "    t = fwAD.unpack_dual(torch.tanh(fwAD.make_dual(x, torch.ones_like(x)))).tangent",
+        True,
+    ),
+    "edge": ("e = torch.autograd.graph.get_gradient_edge(h)", True),
+    "func-jvp": (
+        "from torch import func\nt = func.jvp(torch.tanh, (x,), (torch.ones_like(x),))",
+        True,
+    ),
+    "softmax-kernel": ("d = torch._softmax_backward_data(h, h, 1, h.dtype)", True),
+    "vf-kernel": ("d = torch._C._VariableFunctions._softmax_backward_data(h, h, 1, h.dtype)", True),
+    "nn-grad": (
+        "d = torch.nn.grad.conv1d_input((1, 1, 5), torch.ones(1, 1, 2), torch.ones(1, 1, 4))",
+        True,
+    ),
+}
+
+
+def test_the_watch_sees_autograd_however_it_is_reached_and_nothing_else():
+    import json
+    import subprocess
+    import sys
+
+    cells = {k: src for k, (src, _) in CELLS.items()}
+    done = subprocess.run(
+        [sys.executable, "-c", KERNEL, json.dumps(cells)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    for label, (_, seen) in CELLS.items():
+        assert bool(said[label]) == seen, (label, said[label])
+        assert not any(s.startswith("raised") for s in said[label]), (label, said[label])
