@@ -561,8 +561,8 @@ def with_source(
                 ),
             )
         )
-    if facts.batch_literals and not ctx.fail_notes:
-        ctx.fail_notes.append(_batch_note(label, facts.batch_literals[0]))
+    if facts.batch_literals and not ctx.fail_notes:  # said on a pass too: another batch breaks it
+        ctx.notes.append(_batch_note(label, facts.batch_literals[0]))
     return ctx
 
 

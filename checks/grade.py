@@ -573,6 +573,7 @@ class Run:
     cell_seconds: dict[int, float] = field(
         default_factory=dict
     )  # a cell -> its time as the test runner took it
+    reached: set[int] = field(default_factory=set)  # the cells the test runner saw finish
 
 
 def run_notebook(
@@ -734,6 +735,7 @@ def _read_records(path: Path, plan: Plan, run: Run) -> None:
     for line in path.read_text().splitlines():
         entry = json.loads(line)
         cell = entry["cell"]
+        run.reached.add(cell)
         for msg in entry["messages"]:
             kind = msg.get("kind")
             if kind == "autograd" and cell in plan.learner:
@@ -857,6 +859,19 @@ def _one_line_error(text: str) -> str:
 # ---------------------------------------------------------------- judging
 
 
+def _stopped_in(run: Run, concerns: list[str]) -> str:
+    """Where a run that ended early stopped: the first cell it did not see finish."""
+    left = [k for k in range(len(concerns)) if k not in run.reached]
+    if not left or not run.reached:
+        return ""
+    k = left[0]
+    if concerns[k] == "grader":
+        return f", in a grader cell (cell {k})"
+    if concerns[k]:
+        return f", in your cell of {', '.join(concerns[k].split(','))}"
+    return f", in the notebook's cell {k}"
+
+
 def judge_values(
     ex: Exercise,
     ref: dict,
@@ -910,10 +925,11 @@ def judge_values(
                     "not reached: the kernel stopped in an earlier cell "
                     f"({concerns[fatal] or 'cell ' + str(fatal)})"
                 )
+            elif run.fault:
+                reason = run.fault + _stopped_in(run, concerns)
             else:
                 reason = (
-                    run.fault
-                    or "the answer was not recorded (the notebook stopped, or interfered with the "
+                    "the answer was not recorded (the notebook stopped, or interfered with the "
                     "grader)"
                 )
             rows.append(_row(check, False, "", reason))
@@ -1693,6 +1709,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; "
         f"wrote {a.out / 'grades.csv'}"
     )
+    waiting = [r for r in rows if r["mistake"] == "review"]
+    if waiting:
+        print(
+            f"{len(waiting)} rows of {len({r['submission'] for r in waiting})} learners wait for "
+            f"review: see {a.out / 'report.md'} (For review)"
+        )
     return 0
 
 

@@ -284,3 +284,17 @@ def test_summary_of_a_notebook_up_to_a_check(capsys):
     checks.reset()
     checks.summary("01-scalar-autograd")
     assert "0 / 59 checks pass (59 not run yet)" in capsys.readouterr().out
+
+
+def test_a_batch_size_written_as_a_number_is_noted_on_a_right_answer_too():
+    """With the batch fixed by the instructor (``--batch 32``), an answer that writes 32 passes
+    but breaks for any other batch: the note says so on the pass."""
+    e = torch.zeros(32, 27)
+    e[range(32), torch.arange(32) % 27] = -1.0 / 32
+    code = "dlogprobs = torch.zeros_like(logprobs)\ndlogprobs[range(32), Yb] = -1.0 / 32"
+    res = judge_one("ex1/dlogprobs", "dlogprobs", e.clone(), e, Settings(batch=32), code)
+    assert res.ok and [x.word for x in res.notes] == ["batch-size"], res
+    assert "the number 32" in res.note
+    honest = code.replace("range(32)", "range(n)").replace("/ 32", "/ n")
+    res = judge_one("ex1/dlogprobs", "dlogprobs", e.clone(), e, Settings(batch=32), honest)
+    assert res.ok and not res.notes, res

@@ -465,7 +465,7 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
     ],
 )
 def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path, box):
-    from checks.grade import KERNEL_DIED, run_notebook
+    from checks.grade import KERNEL_DIED, _stopped_in, run_notebook
 
     cells = ["x = 1", "import os\nos._exit(1)", "y = 2"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
@@ -478,6 +478,8 @@ def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path, box):
         nb, tmp_path / "run", Settings(cell_timeout=3000, notebook_timeout=3000, sandbox=box)
     )
     assert run.fault == KERNEL_DIED  # the cell timeout (50 min) did not have to run out
+    # the rows name the cell it died in: the first the test runner did not see finish
+    assert _stopped_in(run, ["", "ex1/dx,ex1/dy", ""]) == ", in your cell of ex1/dx, ex1/dy"
 
 
 @pytest.mark.skipif(not bwrap(), reason="bubblewrap cannot make a sandbox here")
