@@ -187,6 +187,9 @@ import checks.recorder as __gr
 __grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __gr.draw, __gr.seed()
 __grade_values_of, __grade_fresh, __grade_normed = __gr.values_of, __gr.fresh, __gr.normed
 __gr.settle()
+import checks.outputs as __go
+__go.cap()
+del __go
 """
 # in a learner's run only: the reference run's calls are the instructor's
 WATCH = "__gr.watch_autograd()"
@@ -574,6 +577,7 @@ class Run:
         default_factory=dict
     )  # a cell -> its time as the test runner took it
     reached: set[int] = field(default_factory=set)  # the cells the test runner saw finish
+    truncated: dict[int, int] = field(default_factory=dict)  # a cell -> the outputs cut from it
 
 
 def run_notebook(
@@ -740,6 +744,8 @@ def _read_records(path: Path, plan: Plan, run: Run) -> None:
             kind = msg.get("kind")
             if kind == "autograd" and cell in plan.learner:
                 run.autograd.setdefault(cell, []).append(str(msg.get("call"))[:200])
+            elif kind == "truncated" and isinstance(msg.get("dropped"), int):
+                run.truncated[cell] = msg["dropped"]
             elif kind == "values" and cell in plan.records:
                 values = recorder.unpack(msg["data"])
                 facts = recorder.unpack(msg["facts"]) if msg.get("facts") else {}
@@ -1222,9 +1228,13 @@ class Grader:
             {**base, **r}
             for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
         ]
-        shown = hints_shown(ex, path)
+        said = hints_shown(ex, path)
+        for cell, dropped in run.truncated.items():
+            for check in plan.learner.get(cell, []):
+                cut = f"the grader cut {dropped} outputs of the cell (too many to send)"
+                said[check] = "; ".join(x for x in (said.get(check), cut) if x)
         for r in rows:
-            if used := shown.get(r["check"]):
+            if used := said.get(r["check"]):
                 r["note"] = "; ".join(x for x in (r["note"], used) if x)
         shutil.rmtree(work, ignore_errors=True)
         return rows, run, plan

@@ -23,7 +23,10 @@ from checks.mime import MAX_CELL_BYTES, MIME
 # schema checks no such format, so this process, loaded before nbval, goes without it.
 sys.modules.setdefault("rfc3987_syntax", None)
 
-OTHER_CELL_MESSAGES = 64  # what another cell may send: its autograd calls, so many at most
+# what another cell (a learner's) may send: its autograd calls and the outputs cut from it
+# (``checks.outputs``), so many at most
+LEARNER_KINDS = ("autograd", "truncated")
+OTHER_CELL_MESSAGES = 64
 
 
 class IpcKernelManager(KernelManager):
@@ -81,9 +84,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             else {}
         )
         msg = data.get(MIME)
-        if not isinstance(msg, dict) or not (ours or msg.get("kind") == "autograd"):
+        if not isinstance(msg, dict) or not (ours or msg.get("kind") in LEARNER_KINDS):
             continue
-        text = json.dumps(msg if ours else {"kind": "autograd", "call": str(msg.get("call"))[:200]})
+        short = {k: v if isinstance(v, int) else str(v)[:200] for k, v in list(msg.items())[:4]}
+        text = json.dumps(msg if ours else short)
         size += len(text)
         if size > room or (not ours and len(messages) >= OTHER_CELL_MESSAGES):
             break

@@ -37,3 +37,30 @@ def test_a_learner_cell_cannot_flood_the_records(tmp_path):
     assert all(len(m["call"]) <= 200 for m in entries[0])
     assert entries[1] == [{"kind": "note", "data": "the grader's own"}]
     assert (work / "records.jsonl").stat().st_size < 64 * 1024
+
+
+CHATTY = """
+from IPython.display import display
+for i in range(5000):
+    display(f"step {i}")
+for i in range(20000):
+    print("a line of a long loop's log", i)
+dx = 1.0
+"""
+
+
+def test_a_chatty_cell_is_cut_in_the_kernel_not_timed_out(tmp_path):
+    """5,000 displays and 20,000 printed lines in one cell: the kernel keeps the first few, says
+    how many it cut, and the cell ends well within its timeout."""
+    from checks.grade import PRELUDE
+
+    cells = [PRELUDE.strip(), CHATTY, GRADER]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    plan = Plan(
+        nb, ["grader", "ex1/dx", "grader"], records={2: ["ex1/dx"]}, learner={1: ["ex1/dx"]}
+    )
+    run = run_notebook(
+        plan, tmp_path / "run", Settings(cell_timeout=20, notebook_timeout=120, sandbox="none")
+    )
+    assert not run.cell_errors and run.fault is None, (run.cell_errors, run.fault)
+    assert run.truncated[1] > 4000, run.truncated
