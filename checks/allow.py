@@ -286,6 +286,29 @@ def _torch_own() -> frozenset[str]:
     return _TORCH_OWN
 
 
+def _stays_inside(module: str, attrs: list[str]) -> bool:
+    """Whether ``module.attrs...`` stays inside the module's own package: ``plt.sys`` and
+    ``matplotlib.subprocess`` are other modules, reached through it (read off the modules
+    themselves, imported where they are not yet; a module that cannot be imported is no way out)."""
+    import importlib
+    import sys
+    import types
+
+    try:
+        value = sys.modules.get(module) or importlib.import_module(module)
+    except Exception:
+        return True
+    home = module if module.startswith("torch") else module.split(".")[0]  # torch.linalg.torch
+    for attr in attrs:
+        if not isinstance(value, types.ModuleType):
+            return True
+        value = getattr(value, attr, None)
+        name = getattr(value, "__name__", "") or ""
+        if isinstance(value, types.ModuleType) and not (name + ".").startswith(home + "."):
+            return False
+    return True
+
+
 @dataclass
 class _Context:
     """What one cell's names are: its own, its template's, its module aliases, its plots."""
@@ -297,6 +320,7 @@ class _Context:
     plots: set[str] = field(default_factory=set)
     classes: set[str] = field(default_factory=set)  # attributes the learner's classes define
     earlier: dict[str, tuple[ast.AST, _Context]] = field(default_factory=dict)
+    renames: dict[str, str] = field(default_factory=dict)  # `f = numgrad`: f -> numgrad
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
@@ -332,6 +356,9 @@ def _context(tree: ast.Module, template: str) -> _Context:
             if root in ctx.plots or ctx.aliases.get(root or "", "").startswith("matplotlib"):
                 ctx.plots.update(t.id for t in _names_in(targets))
     ctx.classes = _class_attributes(tree) - _torch_own()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name):
+            ctx.renames.update({t.id: n.value.id for t in _names_in(n.targets)})
     return ctx
 
 
@@ -382,7 +409,7 @@ class _Reader(ast.NodeVisitor):
         for k in range(len(parts), 0, -1):
             head, rest = ".".join(parts[:k]), parts[k:]
             if head in _FREE_MODULES:
-                return not any(p.startswith("_") for p in rest)
+                return not any(p.startswith("_") for p in rest) and _stays_inside(head, rest)
             if head in _IN_MODULE:
                 return bool(rest) and rest[0] in _IN_MODULE[head] and self.chain_ok(rest[1:])
         return dotted in self.ctx.template_names or dotted in _IMPORTS
@@ -423,6 +450,8 @@ class _Reader(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             name = func.id
+            for _ in range(8):  # `f = numgrad; f(...)` calls numgrad
+                name = self.ctx.renames.get(name, name) if name in self.ctx.own else name
             if self.free(name) and not (name in _PY_BUILTINS or name.startswith("_")):
                 self.add(f"{name}()")  # a function of the notebook's the template does not call
             elif name in self.ctx.earlier and name not in self.ctx.own:

@@ -98,6 +98,9 @@ HONEST = [  # forms a learner writes that the solutions and the corpus may not h
     "lst = []\nfor row in dlogits:\n    lst.append(row @ W2.T)\ndh = torch.stack(lst)",
     "dh = dlogits.matmul(W2.mT).contiguous().clone().detach()",
     "print(W2.requires_grad, W2.is_leaf)\ndh = dlogits @ W2.T",
+    "torch.einsum?\ndh = torch.einsum('bj,ij->bi', dlogits, W2)",
+    "%matplotlib inline\nfrom IPython.display import display\nimport torch.nn as nn\n"
+    "dh = nn.functional.linear(dlogits, W2)\nprint(torch.special.erf(dh).norm(), 'a'.upper())",
 ]
 
 
@@ -260,6 +263,16 @@ ATTACKS = {  # a route, and a spelling that must be among what is listed
     "retain-grad": ("h.retain_grad()", "h.retain_grad"),
     "numeric": ("dh = check_numeric(f, h)", "check_numeric()"),
     "numgrad": ("dh = numgrad(f, h)", "numgrad()"),
+    "plt-sys": ("ag = plt.sys.modules['torch.autograd']", "plt.sys.modules"),
+    "plt-importlib": ("ag = plt.importlib.import_module('torch.func')", "plt.importlib"),
+    "matplotlib-subprocess": (
+        "import matplotlib\nmatplotlib.subprocess.run(['cat', 'x'])",
+        "matplotlib.subprocess",
+    ),
+    "special-torch": ("dh = torch.special.torch.autograd.grad(loss, h)", "torch.special.torch"),
+    "numgrad-renamed": ("g = numgrad\ndh = g(f, h)", "numgrad()"),
+    "shell-capture": ("out = !ls ..\ndh = h", "get_ipython()"),
+    "help-hides-nothing": ("torch.einsum?\ndh = h.grad", "h.grad"),
     "instructor-backward": ("dh = against_autograd(h)", "against_autograd()"),
     "checkpoint": ("torch.utils.checkpoint.checkpoint(f, h)", "torch.utils.checkpoint.checkpoint"),
     "module": ("lin = torch.nn.Linear(3, 4)", "torch.nn.Linear"),
