@@ -91,6 +91,8 @@ class CheckStats:
     graded: int = 0
     passed: int = 0
     mistakes: collections.Counter = field(default_factory=collections.Counter)
+    hinted: int = 0  # submissions whose notebook shows hints used for this check
+    revealed: int = 0  # of those, the ones that revealed the solution
 
     @property
     def rate(self) -> float:
@@ -132,6 +134,8 @@ def class_stats(scores: list[Score]) -> ClassStats:
         c = checks.setdefault((s.notebook, s.check), CheckStats(s.notebook, s.check))
         c.graded += 1
         c.passed += s.passed
+        c.hinted += bool(s.hints)
+        c.revealed += s.hints == "revealed"
         if not s.passed:
             c.mistakes[_word(s)] += 1
     notebooks = list(dict.fromkeys(nb for nb, _ in checks))
@@ -166,10 +170,11 @@ LEARNER_COLUMNS = [
     ("class", "left", 13),
 ]
 CLASS_COLUMNS = [
-    ("check", "left", 25),
-    ("passed", "left", 15),
-    ("pass rate", "left", 15),
-    ("most common mistakes", "left", 45),
+    ("check", "left", 22),
+    ("passed", "left", 13),
+    ("pass rate", "left", 13),
+    ("most common mistakes", "left", 37),
+    ("hints used", "left", 15),
 ]
 
 
@@ -455,6 +460,7 @@ def class_page(stats: ClassStats) -> str:
                     "workbook-rate",
                 )
                 + _td(words, cls="workbook-mistakes")
+                + _td(_hinted(c), cls="workbook-hints")
             )
         parts.append(f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))}</h2>")
         parts.append(_table(CLASS_COLUMNS, rows))
@@ -467,6 +473,13 @@ def class_page(stats: ClassStats) -> str:
         "stopped).</p>"
     )
     return _page("Class results", "".join(parts))
+
+
+def _hinted(c: CheckStats) -> str:
+    """How many learners' notebooks show hints used for a check (self-reported: a floor)."""
+    if not c.hinted:
+        return ""
+    return f"{c.hinted}" + (f" ({c.revealed} revealed)" if c.revealed else "")
 
 
 def _review_table(stats: ClassStats) -> str:

@@ -62,9 +62,7 @@ from checks.source import autograd_uses, lasting, numbers_written, reaches_aroun
 from checks.student import answer_names, stub_source
 from checks.verdict import Note, Result
 
-ROWS = (
-    2  # the rows' version (2: the feedback column): done files of another version are graded again
-)
+ROWS = 3  # the rows' version (3: the hints column): done files of another version are graded again
 FACTS = "facts::"  # the reference values' keys for what the graph says about a check
 MISSING, DELETED = "<...>", "<deleted>"
 
@@ -394,7 +392,8 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
 
 def hints_shown(ex: Exercise, path: Path) -> dict[str, str]:
     """Check id -> the hints the submitted notebook shows were used for it (``checks.hintlog``:
-    self-reported, a floor), in words for the row's note."""
+    self-reported, a floor), for the rows' ``hints`` column: "2/3" (rungs shown of the ladder's)
+    or "revealed" (the solution lines shown)."""
     try:
         records = hint_records(nbformat.read(path, as_version=4))
     except Exception:  # unreadable: the rows say so already
@@ -409,10 +408,10 @@ def hints_shown(ex: Exercise, path: Path) -> dict[str, str]:
                 if r.answer == var and r.check in ("", cmp_name.get(var, r.check))
             ]
             if any(r.reveal for r in mine):
-                said[check] = "hint: the solution was revealed (reveal=True)"
+                said[check] = "revealed"
             elif rungs := [r for r in mine if r.rung]:
                 top = max(rungs, key=lambda r: r.rung)
-                said[check] = f"hints: {top.rung} of {top.of} rungs shown"
+                said[check] = f"{top.rung}/{top.of}"
     return said
 
 
@@ -1228,14 +1227,16 @@ class Grader:
             {**base, **r}
             for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
         ]
-        said = hints_shown(ex, path)
+        said: dict[str, str] = {}
+        hints = hints_shown(ex, path)
         for cell, dropped in run.truncated.items():
             for check in plan.learner.get(cell, []):
                 cut = f"the grader cut {dropped} outputs of the cell (too many to send)"
                 said[check] = "; ".join(x for x in (said.get(check), cut) if x)
         for r in rows:
-            if used := said.get(r["check"]):
-                r["note"] = "; ".join(x for x in (r["note"], used) if x)
+            r["hints"] = hints.get(r["check"], "")
+            if cut := said.get(r["check"]):
+                r["note"] = "; ".join(x for x in (r["note"], cut) if x)
         shutil.rmtree(work, ignore_errors=True)
         return rows, run, plan
 

@@ -29,7 +29,17 @@ from checks.scores import totals as points_of
 if TYPE_CHECKING:
     from checks.grade import Settings
 
-FIELDS = ["submission", "notebook", "check", "passed", "mistake", "reason", "note", "feedback"]
+FIELDS = [
+    "submission",
+    "notebook",
+    "check",
+    "passed",
+    "mistake",
+    "reason",
+    "note",
+    "feedback",
+    "hints",  # the hints the submitted notebook shows were used: "2/3" rungs, or "revealed"
+]
 TOTALS = ["submission", "notebook", "passed", "checks", "points", "score"]
 TOTALS_NUMERIC = ("passed", "checks", "points", "score")
 REVIEW = "review"  # the mistake word of a row that waits for the instructor

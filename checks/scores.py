@@ -123,6 +123,7 @@ class Score:
     comment: str = ""
     overridden: bool = False
     max_points: float = 1.0
+    hints: str = ""  # the hints the notebook shows were used ("2/3" rungs, "revealed"), if any
 
 
 def _rows(
@@ -228,6 +229,7 @@ def with_overrides(
             r.get("reason", ""),
             r.get("note", ""),
             r.get("feedback", ""),
+            hints=r.get("hints") or "",
         )
         for r in rows
     ]

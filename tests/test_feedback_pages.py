@@ -578,3 +578,17 @@ def test_a_learner_named_like_html_is_text_on_the_class_page(tmp_path):
     part = index.split("workbook-for-review", 1)[1]
     assert "<img" not in index.lower() and "<b>bold" not in index
     assert [r[0] for r in _read(part).rows if r and r[0] != "learner"] == sorted(names)
+
+
+def test_the_class_page_counts_the_hints_used_per_check():
+    """The rows' ``hints`` column (what the notebooks show of ``hint()``) per check on the class
+    page: how many learners used hints, and how many of them revealed the solution."""
+    from checks.feedback import class_page, class_stats
+    from checks.scores import Score
+
+    def score(who: str, hints: str) -> Score:
+        return Score(who, NB3, "ex1/dcounts", 1.0, True, "", "", "", hints=hints)
+
+    page = class_page(class_stats([score("ann", "2/3"), score("bo", "revealed"), score("cy", "")]))
+    cells = re.findall(r"class=.workbook-hints.[^>]*>([^<]*)<", page)
+    assert cells == ["2 (1 revealed)"], cells
