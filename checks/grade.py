@@ -49,6 +49,7 @@ import nbformat
 import torch
 
 from checks import recorder, sandbox
+from checks.allow import disallowed
 from checks.compare import answer, guarded, judge, with_source
 from checks.diagnose import Context
 from checks.facts import CMP, apply, targets
@@ -58,7 +59,7 @@ from checks.hints import HINTS
 from checks.mime import MAX_CELL_BYTES
 from checks.paths import SOLUTIONS, cache_dir
 from checks.reports import write_reports
-from checks.source import autograd_uses, lasting, numbers_written, reaches_around
+from checks.source import autograd_uses, lasting, numbers_written
 from checks.student import answer_names, stub_source
 from checks.verdict import Note, Result
 
@@ -971,7 +972,20 @@ def judge_values(
             rows.append(
                 _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
             )
-    return rows
+    return [_held(r, (reviews or {}).get(r["check"])) for r in rows]
+
+
+def _held(row: dict, why: str | None) -> dict:
+    """A row whose cell needs a look (``source_reviews``) is ``review`` whatever its value did: a
+    copy of ``.grad`` refused, a cell error; the note says what the value did, never the expected
+    value."""
+    if not why or row["mistake"] == "review":
+        return row
+    said = f"the value does not match ({row['mistake']})" if row["mistake"] else row["feedback"]
+    held = _row(
+        row["check"], False, "review", f"{why}: not credited until an instructor has looked"
+    )
+    return {**row, **held, "note": said}
 
 
 def _forward(state: dict, answers: set[str]) -> dict[str, torch.Tensor]:
@@ -1090,33 +1104,29 @@ PASTED = 16  # numbers written out in a cell beyond its template's: an answer pa
 
 def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, str]:
     """Why the checks of learner cells need a look, by check, read from the cells' source: a
-    cell that runs or reads autograd where the handed-out cell does not (``loss.backward()``
-    again, ``X.grad``, ``torch.autograd.grad``), that writes out an answer as numbers, or that
-    reaches around what the grader can read (``exec``, ``getattr``, ``checks.recorder``, a
-    ``!shell`` line); where what it can change lasts (the grader's module, the builtins, a thread,
-    code run from a string), every later check is looked at too."""
+    cell that uses what an answer may not (``checks.allow``: autograd under any name, ``.grad``,
+    dynamic access by strings, imports...; a learner's function from an earlier cell read where
+    it is called), or that writes out an answer as numbers; where what it can change lasts (the
+    grader's module, the builtins, a thread, code run from a string), every later check is
+    looked at too."""
     reviews: dict[str, str] = {}
-    earlier = None
+    earlier, before = None, []
     for a in ex.answers:
         code = learner.get(a.index) or ""
-        uses = [u for u in autograd_uses(code) if u not in autograd_uses(a.template)]
-        around = [
-            u for u in reaches_around(code) if u not in reaches_around(a.template) and u not in uses
-        ]
+        found = disallowed(code, a.template, before)
+        before.append((code, a.template))
         pasted = numbers_written(code) - numbers_written(a.template)
         why = earlier
-        if around:
-            why = f"the cell reaches around what the grader can read ({_listed(around)})"
-        elif uses:
-            why = f"the cell uses autograd itself ({_listed(uses)}): look at it by hand"
+        if found:
+            why = f"the cell uses what an answer may not ({_listed(found)}): look at it by hand"
         elif pasted >= PASTED:
             why = f"the cell writes out {pasted} numbers (an answer pasted as numbers?)"
         if why:
             reviews.update({c: why for c in a.checks})
-        if lasting(around) and earlier is None:  # what it changed in the kernel lasts
+        if lasting(found) and earlier is None:  # what it changed in the kernel lasts
             earlier = (
                 "an earlier cell reaches around what the grader can read "
-                f"({_listed(lasting(around))})"
+                f"({_listed(lasting(found))})"
             )
     return reviews
 

@@ -57,8 +57,9 @@ ATTACKERS = [
     "att08b-autograd-grad-helper",
     "att08c-autograd-unseen",
     "att08d-autograd-original",
+    "att12-symlink",
 ]
-HONEST = ["aaron-honest", "zelda-honest", "att10-in-place"]
+HONEST = ["aaron-honest", "zelda-honest", "att10-in-place", "yara-split-and-chatty"]
 
 
 # ---------------------------------------------------------------- the class
@@ -233,8 +234,29 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
         ),
     )
     save("att11-nb01-literals", nb01_literals(), NB01)
+    (root / "att12-symlink").mkdir()  # the solution itself, through a link
+    (root / "att12-symlink" / NAME).symlink_to(ROOT / "solutions" / NAME)
+    subs["att12-symlink"] = root / "att12-symlink"
+    save("yara-split-and-chatty", split_and_chatty(filled()))
     save("zelda-honest", filled())
     return subs
+
+
+def split_and_chatty(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Honest work laid out freely: the dh, dW2, db2 cell split into three cells (the new ones
+    with ids of their own, as Jupyter's split makes them), and a cell that displays 3,000 times
+    added after the first answer."""
+    k = next(i for i, c in enumerate(nb.cells) if "cmp('h'" in c.source)
+    lines = nb.cells[k].source.split("\n")
+    answers = [ln for ln in lines if not ln.startswith("cmp(")]
+    checks = [ln for ln in lines if ln.startswith("cmp(")]
+    parts = [nbformat.v4.new_code_cell(f"{a}\n{c}") for a, c in zip(answers, checks, strict=True)]
+    parts[0]["id"] = nb.cells[k]["id"]
+    nb.cells[k : k + 1] = parts
+    k = next(i for i, c in enumerate(nb.cells) if "cmp('logprobs'" in c.source)
+    chatty = "from IPython.display import display\nfor i in range(3000):\n    display(i)"
+    nb.cells.insert(k + 1, nbformat.v4.new_code_cell(chatty))
+    return nb
 
 
 def fingerprint(out: Path) -> dict[str, str]:
@@ -456,15 +478,14 @@ def test_numbers_for_the_default_seed_and_batch_fail(sealed):
 
 @pytest.mark.parametrize("sub", ["att08a-backward-again", "att08b-autograd-grad-helper"])
 def test_autograd_answers_are_not_credited(sealed, sub):
-    """8. A right value from autograd is a row for review; a copy of ``X.grad`` fails as such."""
+    """8. A right value from autograd, and a copy of ``X.grad``, are rows for review."""
     mine = rows_of(sealed, sub)
     assert not passed(mine), passed(mine)
     unmarked = {
         c: f"{r['mistake']}: {r['reason']} {r['note']}"
         for c, r in mine.items()
         if not c.startswith("ex4/")  # every answer outside step() came from autograd
-        and not (r["mistake"] == "review" and r["note"] == "the value matches")
-        and not (r["mistake"] == "autograd-grad" and "autograd" in r["reason"])
+        and r["mistake"] != "review"
     }
     assert not unmarked, unmarked
 
@@ -539,3 +560,19 @@ def test_self_check_of_the_hijacked_recorder_fails(sealed, tmp_path, monkeypatch
     shown = capsys.readouterr()
     assert "0 / 35 checks pass" in shown.out, shown.out
     assert "from the cache" in shown.err, shown.err
+
+
+def test_a_notebook_that_is_a_link_to_the_solution_is_refused_unread(sealed):
+    """12. The submission's notebook a symbolic link to ``solutions/``: refused with a reason."""
+    mine = rows_of(sealed, "att12-symlink")
+    assert {r["reason"] for r in mine.values()} == {
+        "not graded: the notebook is a symbolic link; hand in the file itself"
+    }
+
+
+def test_a_split_answer_and_a_chatty_cell_are_graded_whole(sealed):
+    """Honest work laid out freely: the split cell's three answers pass, and the chatty cell's
+    outputs are cut in the kernel (its checks' rows say so) instead of timing the cell out."""
+    mine = rows_of(sealed, "yara-split-and-chatty")
+    assert all(mine[c]["passed"] == "true" for c in ("ex1/dh", "ex1/dW2", "ex1/db2"))
+    assert "the grader cut" in mine["ex1/dlogprobs"]["note"], mine["ex1/dlogprobs"]
