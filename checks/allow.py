@@ -321,6 +321,7 @@ class _Context:
     classes: set[str] = field(default_factory=set)  # attributes the learner's classes define
     earlier: dict[str, tuple[ast.AST, _Context]] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)  # `f = numgrad`: f -> numgrad
+    before: set[str] = field(default_factory=set)  # names the learner's earlier cells bind
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
@@ -443,7 +444,8 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if self.free(name) and (name in _PY_BUILTINS or name.startswith("_")):
+        mine = name in self.ctx.before  # `_kept`, bound in an earlier cell of the learner's
+        if self.free(name) and not mine and (name in _PY_BUILTINS or name.startswith("_")):
             self.add(name)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -498,6 +500,10 @@ def _defs(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
                 yield n.name, n
 
 
+# names IPython binds itself (the output and input history, the builtins): never the learner's
+_IPYTHON_OWN = re.compile(r"^(_+|_[ioh]+\d*|_i[ioh]*|_dh|_ih|_oh|_\d+|__\w*__|_ii+)$")
+
+
 def disallowed(
     source: str, template: str = "", earlier: Sequence[str | tuple[str, str]] = ()
 ) -> list[str]:
@@ -510,6 +516,7 @@ def disallowed(
     """
     try:
         defs: dict[str, tuple[ast.AST, _Context]] = {}
+        before: set[str] = set()
         for cell in earlier:
             src, tpl = (cell, "") if isinstance(cell, str) else cell
             tree, _ = _parse(src)
@@ -517,6 +524,7 @@ def disallowed(
                 ctx = _context(tree, tpl)
                 ctx.earlier = dict(defs)
                 defs.update({name: (node, ctx) for name, node in _defs(tree)})
+                before |= ctx.own
         tree, magics = _parse(source)
         _, template_magics = _parse(template)
         found = [m for m in magics if m not in template_magics]
@@ -524,6 +532,7 @@ def disallowed(
             return found
         ctx = _context(tree, template)
         ctx.earlier = {k: v for k, v in defs.items() if k not in ctx.own}
+        ctx.before = {n for n in before if not _IPYTHON_OWN.match(n)}
         reader = _Reader(ctx)
         reader.visit(tree)
         found += reader.found

@@ -688,6 +688,8 @@ def run_notebook(
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 _RUNNING.pop(proc.pid, None)
+        if boxed and not records.exists():  # the kernel never ran a cell: ask the sandbox why
+            fault = sandbox.kernel_problem(scratch, runtime, kenv, hidden or []) or fault
     finally:
         shutil.rmtree(private, ignore_errors=True)
     errors, seconds = _cells(junit)
@@ -698,6 +700,7 @@ def run_notebook(
         run.fault = run.fault or f"the recorded answers could not be read ({type(exc).__name__})"
     if run.fault is None and not junit.exists():
         run.fault = "the notebook did not run to the end (the kernel or the test runner died)"
+
     run.seconds = time.monotonic() - started
     return run
 

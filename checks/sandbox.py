@@ -126,6 +126,26 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     return [*args, "--", *launch, "--nproc", str(PROCESSES), "--", "-f", "{connection_file}"]
 
 
+def kernel_problem(
+    scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]
+) -> str | None:
+    """Why a kernel cannot start in this sandbox, if it cannot: the sandbox's Python asked to
+    import what the kernel needs (``checks`` out of reach, say); its last error line, else None."""
+    box = argv(scratch, runtime, env, hidden)
+    box = box[: box.index("--") + 1]
+    need = "import checks.sandbox, checks.recorder, ipykernel, torch"
+    try:
+        done = subprocess.run(
+            [*box, sys.executable, "-c", need], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
+    if done.returncode == 0 or not lines:
+        return None
+    return f"the kernel cannot start in the sandbox: {lines[-1][:200]}"
+
+
 def _as_root(exe: str) -> list[str]:
     """bwrap for a grader running as root: no user namespace (so that the kernel, started as an
     unprivileged uid, is that uid on the host and its process cap holds), and only the

@@ -238,6 +238,7 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
     (root / "att12-symlink" / NAME).symlink_to(ROOT / "solutions" / NAME)
     subs["att12-symlink"] = root / "att12-symlink"
     save("yara-split-and-chatty", split_and_chatty(filled()))
+    save("att13-routes", attacks.with_routes(filled()))  # autograd by other routes, per answer
     save("zelda-honest", filled())
     return subs
 
@@ -262,7 +263,8 @@ def split_and_chatty(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def fingerprint(out: Path) -> dict[str, str]:
     """sha256 of every file the learners must not change (compiled bytecode aside)."""
     files = [p for d in WATCHED for p in (ROOT / d).rglob("*") if "__pycache__" not in p.parts]
-    files += list((out / ".reference").rglob("*"))
+    # (``*.calibrated``: the solutions' graded runs, written by the grader before any learner)
+    files += [p for p in (out / ".reference").rglob("*") if p.suffix != ".calibrated"]
     return {
         str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files) if p.is_file()
     }
@@ -403,14 +405,14 @@ def test_a_hijacked_recorder_sends_nothing_that_counts(sealed):
     mine = rows_of(sealed, "att01-recorder-hijack")
     assert not passed(mine), passed(mine)
     words = {r["mistake"] for c, r in mine.items() if not c.startswith("ex4/")}
-    assert words == {"missing"}, not_passed(mine)
+    assert words <= {"missing", "review"}, not_passed(mine)  # the cell reaches around: review
 
 
 def test_reading_the_grading_notebook_finds_no_solution(sealed):
     """2. Notebooks near the kernel, in /tmp, in /proc/*/cwd and in the out folder."""
     mine = rows_of(sealed, "att02-grading-notebook")
     assert not passed(mine), passed(mine)
-    assert {r["mistake"] for r in mine.values()} == {"missing"}, not_passed(mine)
+    assert {r["mistake"] for r in mine.values()} <= {"missing", "review"}, not_passed(mine)
     raised = {
         c: f"{r['reason']} {r['note']}"
         for c, r in mine.items()
@@ -498,7 +500,9 @@ def test_autograd_behind_a_switched_off_watch_is_for_review(sealed, sub):
     assert not passed(mine), passed(mine)
     reviewed = {c for c, r in mine.items() if r["mistake"] == "review"}
     assert reviewed and all(
-        "reaches around what the grader can read" in mine[c]["reason"] for c in reviewed
+        "reaches around what the grader can read" in mine[c]["reason"]
+        or "what an answer may not" in mine[c]["reason"]
+        for c in reviewed
     ), not_passed(mine)
     assert {c for c, r in mine.items() if r["note"] == "the value matches"} <= reviewed
 
@@ -576,3 +580,14 @@ def test_a_split_answer_and_a_chatty_cell_are_graded_whole(sealed):
     mine = rows_of(sealed, "yara-split-and-chatty")
     assert all(mine[c]["passed"] == "true" for c in ("ex1/dh", "ex1/dW2", "ex1/db2"))
     assert "the grader cut" in mine["ex1/dlogprobs"]["note"], mine["ex1/dlogprobs"]
+
+
+def test_autograd_by_any_route_is_for_review(sealed):
+    """13. ``torch.ops`` backward kernels, ``torch.func`` by an alias, strings, the engine...: each
+    answer of ``attacks.ROUTES`` is a row for review."""
+    mine = rows_of(sealed, "att13-routes")
+    routed = {c for c in mine if c.startswith("ex1/") and c.split("/")[1] in attacks.ROUTES}
+    assert routed and {mine[c]["mistake"] for c in routed} == {"review"}, {
+        c: mine[c]["reason"] for c in routed
+    }
+    assert not set(passed(mine)) & routed
