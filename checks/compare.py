@@ -467,6 +467,10 @@ def _context(
         instead=lambda: graph().instead(earlier()),
         tensors=lambda: _forward_tensors(scope()),
         swaps=lambda: graph().swaps(scope()),
+        reordered=lambda: graph().reordered(),
+        shared_terms=lambda: graph().shared_terms(),
+        positions=lambda: graph().positions(),
+        skipped=lambda: graph().skipped(),
     )
     return ctx
 

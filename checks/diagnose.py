@@ -175,6 +175,14 @@ class Context:
     instead: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     # The gradient with a square gradient from above transposed: (that answer, the gradient).
     transposed: Callable[[], list[tuple[str, torch.Tensor]]] | None = None
+    # The gradient with a later tensor's gradient taken from a tensor after it: (used, meant, grad).
+    skipped: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
+    # A lookup's contribution split by the index's positions (its second axis), one per position.
+    positions: Callable[[], list[torch.Tensor]] | None = None
+    # A matrix product's rule split into its terms, one per value of the summed index (stacked).
+    shared_terms: Callable[[], torch.Tensor | None] | None = None
+    # The gradient with a matrix product's two factors in the other order: (the factor, grad).
+    reordered: Callable[[], list[tuple[str, torch.Tensor]]] | None = None
     # The gradient with one operand of a product replaced by another tensor: (used, meant, grad).
     swaps: Callable[[], list[tuple[str, str, torch.Tensor]]] | None = None
     facts: Any = None  # what the learner's code says (checks.source.SourceFacts)
@@ -439,7 +447,10 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
     graph = (
         (_operand, _missing_path, _accumulate, _scale)
         if single
-        else (_operand, _scale, _missing_path, _accumulate, _local, _factor)
+        else (
+            *(_operand, _scale, _missing_path, _fused_terms, _accumulate, _local),
+            *(_factor, _path_factor, _entry_terms, _positions, _skipped),
+        )
     )
     for test in (*VALUE_RULES, *graph):
         found = test(y, e, ctx)
@@ -714,7 +725,10 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
         if len(unknown) == 1:  # one term unknown: it is what the others leave of the gradient
             parts[unknown[0]] = e - sum(c for c in parts if c is not None)
         if len(terms) > len(paths) and len(unknown) <= 1:
-            found = _one_path_off(y, e, parts, [t for t, _ in terms], ctx)
+            labels = [t for t, _ in terms]
+            found = _one_path_off(y, e, parts, labels, ctx) or _one_path_placed(
+                y, parts, labels, ctx
+            )
     return found
 
 
@@ -788,8 +802,8 @@ def _unmeasured(ctx: Context) -> str:
 def _one_path_off(
     y: torch.Tensor, e: torch.Tensor, contribs: list[torch.Tensor], labels: list[str], ctx: Context
 ) -> tuple[str, str] | None:
-    """The answer as a weighted sum of the paths' contributions, with one weight wrong
-    (a sign, a factor)."""
+    """The answer as a weighted sum of the paths' contributions, with one weight wrong, or several
+    wrong alike (a sign, a factor: a fused layer norm's sign flipped, its means taken as sums)."""
     scale = float(e.double().norm())
     keep = [i for i, c in enumerate(contribs) if float(c.double().norm()) > 1e-6 * scale]
     if len(keep) < 2:
@@ -797,9 +811,10 @@ def _one_path_off(
     A = torch.stack([contribs[i].double().flatten() for i in keep], 1)
     yd = y.double().flatten()
     if yd.numel() <= len(keep):
-        off = _one_weight_off(
-            A, yd, ctx
-        )  # too few numbers to fit every weight: try one weight at a time
+        # too few numbers to fit every weight: try one weight at a time (each an alternative)
+        off = _one_weight_off(A, yd, ctx)
+        if len(off) != 1:
+            return None
     else:
         coef = torch.linalg.lstsq(A, yd.unsqueeze(1)).solution.flatten()
         if float((A @ coef - yd).norm()) > 1e-4 * float(yd.norm()) + ctx.atol * math.sqrt(
@@ -807,23 +822,26 @@ def _one_path_off(
         ):
             return None
         off = [(j, float(a)) for j, a in enumerate(coef) if abs(float(a) - 1) > 1e-3]
-    if len(off) != 1:
-        return None
-    j, a = off[0]
-    i = keep[j]
-    where = f"the contribution through {labels[i]}"
+    if not off or len(off) == len(keep) or any(abs(b - off[0][1]) > 1e-3 for _, b in off):
+        return None  # no weight off, every one (a scale), or several off in different ways
+    a = off[0][1]
+    group = [labels[keep[j]] for j, _ in off]
+    verb = "has" if len(group) == 1 else "have"
+    where = f"the contribution{'s' if len(group) > 1 else ''} through {' and '.join(group)}"
     if abs(a + 1) < 1e-3:
-        return "sign", f"your {ctx.answer} is right except that {where} has the wrong sign."
+        return "sign", f"your {ctx.answer} is right except that {where} {verb} the wrong sign."
     n = _bessel_n(a)
     if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes):
         ratio = f"{n}/{n - 1}" if a > 1 else f"{n - 1}/{n}"
         return "bessel", (
-            f"your {ctx.answer} is right except that {where} is {ratio} times what it should "
-            f"be (n={n}): use the same 1/(n-1) or 1/n there as the forward pass does."
+            f"your {ctx.answer} is right except that {where} {'is' if verb == 'has' else 'are'} "
+            f"{ratio} times what it should be (n={n}): use the same 1/(n-1) or 1/n there as the "
+            "forward pass does."
         )
     if 1e-3 <= abs(a) <= 1e4:
-        words, advice = _factor_words(a, ctx, of="what it should be")
-        return "scale", f"your {ctx.answer} is right except that {where} is {words}: {advice}."
+        be = "is" if verb == "has" else "are"
+        words, advice = _factor_words(a, ctx, of=f"what {'it' if be == 'is' else 'they'} should be")
+        return "scale", f"your {ctx.answer} is right except that {where} {be} {words}: {advice}."
     return None
 
 
@@ -888,6 +906,29 @@ def _accumulate(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, st
     return None
 
 
+def _positions(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A lookup's gradient (``C[X]``) from only some of the index's positions: the rows of the
+    other positions never added (``X[:, -1]`` for all of ``X``)."""
+    parts = _graph(ctx.positions, [])
+    if len(parts) < 2 or any(p.shape != y.shape for p in parts):
+        return None
+    A = torch.stack([p.double().flatten() for p in parts], 1)
+    yd = y.double().flatten()
+    w = torch.linalg.lstsq(A, yd.unsqueeze(1)).solution.flatten()
+    picked = (w - 1).abs() < 1e-4
+    if not bool((picked | (w.abs() < 1e-4)).all()) or bool(picked.all()) or not bool(picked.any()):
+        return None
+    if not _near(y, (A[:, picked].sum(1)).reshape(y.shape).to(y.dtype), ctx):
+        return None
+    have = [int(j) for j in torch.nonzero(picked).flatten()]
+    return "missing-path", (
+        f"your {ctx.answer} holds the rows of only position{'s' if len(have) > 1 else ''} "
+        f"{', '.join(map(str, have))} of the {len(parts)} positions of the index that picks from "
+        f"{ctx.tensor}: every position's gradient goes back to the row it picked, so add them all "
+        "(`index_add_` over the whole index, flattened as the gradient is)."
+    )
+
+
 def _short_list(items: list[int], most: int = 5) -> str:
     head = ", ".join(map(str, items[:most]))
     return head + (f" and {len(items) - most} more" if len(items) > most else "")
@@ -929,6 +970,54 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
     return None
 
 
+def _rows_of_probabilities(p: torch.Tensor) -> bool:
+    """Whether ``p``'s last axis holds probabilities: none negative, each row summing to 1."""
+    ones = torch.ones_like(p[..., 0])
+    return (
+        p.dim() >= 2
+        and p.shape[-1] >= 2
+        and not bool((p < 0).any())
+        and close(p.sum(-1), ones, 1e-4, 1e-4)
+    )
+
+
+def _temperature(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Probabilities that are the softmax of the right scores times a constant: a scale inside
+    the softmax missing or one too many (05's ``1/sqrt(head_size)``). Each row's logarithms are
+    then the right ones times that constant, plus the row's own shift."""
+    if y.shape != e.shape or not e.is_floating_point():
+        return None
+    if not (_rows_of_probabilities(e) and _rows_of_probabilities(y)):
+        return None
+    live = e > 0
+    if bool(y[~live].any()) or not bool((y[live] > 0).all()):
+        return None
+    count = live.sum(-1, keepdim=True).clamp_min(1)
+
+    def centred(p: torch.Tensor) -> torch.Tensor:
+        logs = torch.where(live, p.double().clamp_min(1e-300).log(), torch.zeros_like(p.double()))
+        return (logs - logs.sum(-1, keepdim=True) / count) * live
+
+    u, v = centred(e), centred(y)
+    den = float((u * u).sum())
+    if den <= 0.0:
+        return None
+    c = float((u * v).sum()) / den
+    if (
+        abs(c - 1) < 1e-3
+        or c <= 0
+        or float((v - c * u).abs().max()) > 1e-4 * max(1.0, float(v.abs().max()))
+    ):
+        return None
+    said = _head_size(c, ctx.head_sizes)
+    what = f"{fmt_num(c)} times the scores" + (said[0] if said else "")
+    advice = said[1] if said else "find the constant factor missing or extra before the softmax"
+    return "scale", (
+        f"your {ctx.answer} is the softmax of {what}: the right softmax, with a constant factor "
+        f"inside it: {advice}."
+    )
+
+
 def _padding(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     """Right where the gradient is not zero, but not zero where it is (entries the loss never
     reads: padding targets of -1, what a max or an index did not pick, a relu's dead inputs): a
@@ -962,23 +1051,13 @@ def _padding(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
 
 def _factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     """The gradient times a tensor of the forward pass, or divided by it (or by its square): a
-    factor of the formula missing or one too many (``bngain``, ``lnf_rstd``)."""
-    if ctx.tensors is None:
-        return None
+    factor of the formula missing or one too many (``bngain``, ``lnf_rstd``). A factor with zeros
+    (a masked softmax's probabilities) counts as missing when the answer times it is the gradient
+    and the gradient is zero wherever it is."""
     found = []  # (how far off, name, power)
-    for name, x in ctx.tensors().items():
-        x = x.detach()
-        if (
-            name == ctx.variable
-            or x.numel() < 2
-            or not x.is_floating_point()
-            or not _broadcasts_to(x, e)
-            or not bool((x != 0).all())
-            or float(x.max() - x.min()) <= 1e-6 * float(x.abs().max())
-        ):
-            continue
-        x = x.to(e.dtype)
-        for k in (1, -1, 2):
+    for name, x in _factor_tensors(e, ctx, zeros=True):
+        has_zeros = not bool((x != 0).all())
+        for k in (1,) if has_zeros else (1, -1, 2):
             fixed = y * x**k
             if close(fixed, e, ctx.rtol, ctx.atol):
                 found.append((float((fixed - e).abs().max()), name, k))
@@ -990,6 +1069,133 @@ def _factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] |
         f"your {ctx.answer} is the gradient {'divided by' if k > 0 else 'times'} `{name}`"
         f"{'**2' if k == 2 else ''}: the factor `{name}` is {what} in your formula (a `*` that "
         "should be a `/`, or the other way round, counts too)."
+    )
+
+
+def _factor_tensors(
+    e: torch.Tensor, ctx: Context, zeros: bool = False, sums: bool = False
+) -> list[tuple[str, torch.Tensor]]:
+    """The forward tensors that may be a factor of the gradient: broadcasting to its shape, not
+    the checked tensor itself, its values other than 0 not all alike (no mask), and with no
+    zeros, or (``zeros``) zeros only where the gradient is zero and at most half of them; with
+    ``sums``, also the sums along one axis of those of the gradient's shape (a row's count)."""
+    out = []
+    named = dict(ctx.tensors() if ctx.tensors is not None else {})
+    if sums:
+        for name, x in list(named.items()):
+            if x.shape == e.shape and x.dim() == 2 and x.is_floating_point():
+                for a in range(x.dim()):
+                    named[f"{name}.sum({a}, keepdim=True)"] = x.detach().sum(a, keepdim=True)
+    for name, x in named.items():
+        x = x.detach()
+        if (
+            name == ctx.variable
+            or x.numel() < 2
+            or not x.is_floating_point()
+            or not _broadcasts_to(x, e)
+        ):
+            continue
+        nz = x[x != 0]
+        if nz.numel() < 2 or float(nz.max() - nz.min()) <= 1e-6 * float(nz.abs().max()):
+            continue
+        if nz.numel() < x.numel():
+            dead = (x == 0).expand(e.shape)
+            if not zeros or nz.numel() * 2 < x.numel() or bool(e[dead].any()):
+                continue
+        out.append((name, x.to(e.dtype)))
+    return out
+
+
+def _path_factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Right through some of the tensor's uses (or of a fused formula's terms), and through the
+    others times or divided by a tensor of the forward pass: a factor missing or one too many in
+    one part of the sum (a fused layer norm's ``/ rstd`` for ``* rstd``, beside a residual's)."""
+    if ctx.paths is None or ctx.tensors is None or y.shape != e.shape:
+        return None
+    paths = ctx.paths()
+    if len(paths) < 2:
+        paths = _graph(ctx.terms, [])
+    if len(paths) < 2 or any(c is None or c.shape != e.shape for _, c in paths):
+        return None
+    big = float(e.abs().max())
+    keep = [i for i, (_, c) in enumerate(paths) if float(c.abs().max()) > 1e-6 * big]
+    if not 2 <= len(keep) <= 6:
+        return None
+    tensors = _factor_tensors(e, ctx, sums=True)
+    for size in range(1, len(keep)):
+        for group in combinations(keep, size):
+            part = sum(paths[i][1] for i in group)
+            mine = y - sum(paths[i][1] for i in keep if i not in group)
+            if _near(mine, part, ctx) or not bool(part.any()):
+                continue
+            for name, x in tensors:
+                for k in (1, -1, 2):
+                    if _near(mine * x**k, part, ctx):
+                        labels = [paths[i][0] for i in group]
+                        return "factor", _path_factor_hint(ctx, labels, name, k)
+    return None
+
+
+def _fused_terms(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A tensor used once, in a fused rule of two terms (a softmax's, cross-entropy's): the answer
+    is those terms with one of them off by a sign or a constant factor."""
+    if ctx.paths is None or ctx.terms is None or len(ctx.paths()) >= 2:
+        return None  # several uses: ``_missing_path`` weighs their terms
+    terms = _graph(ctx.terms, [])
+    if len(terms) < 2 or any(c is None or c.shape != e.shape for _, c in terms):
+        return None
+    parts, labels = [c for _, c in terms], [label for label, _ in terms]
+    if not _adds_up(parts, e):
+        return None
+    return _one_path_off(y, e, parts, labels, ctx) or _one_path_placed(y, parts, labels, ctx)
+
+
+def _path_factor_hint(ctx: Context, labels: list[str], name: str, k: int) -> str:
+    what = {1: "missing", -1: "one too many", 2: "missing twice"}[k]
+    s = "s" if len(labels) > 1 else ""
+    return (
+        f"your {ctx.answer} is right except that its contribution{s} through "
+        f"{' and '.join(labels)} {'is' if not s else 'are'} {'divided by' if k > 0 else 'times'} "
+        f"`{name}`{'**2' if k == 2 else ''}: the factor `{name}` is {what} in that part of your "
+        "formula (a `*` that should be a `/`, or the other way round, counts too)."
+    )
+
+
+def _entry_terms(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Entries of a matrix product's gradient that each hold the rule's terms (one per value of
+    the summed index: a weight's gradient from each sample) with some left out or negated, the
+    other entries right: a path missing, or a sign, entry by entry."""
+    terms = _graph(ctx.shared_terms, None)
+    if terms is None or terms.shape[1:] != y.shape or not 2 <= terms.shape[0] <= 6:
+        return None
+    bad = ~torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol)
+    if not bool(bad.any()):
+        return None
+    k = terms.shape[0]
+    if int(bad.sum()) * 3**k > 2_000_000:  # too many entries to try every choice of terms
+        return None
+    weights = torch.cartesian_prod(*[torch.tensor([-1.0, 0.0, 1.0])] * k).to(terms.dtype)
+    flat = terms.reshape(k, -1)[:, bad.flatten()]  # (k, wrong entries)
+    sums = weights @ flat  # each entry's value under each choice of weights
+    tol = ctx.atol + 1e-5 * float(terms.abs().max()) + 64 * torch.finfo(y.dtype).eps
+    fits = (sums - y[bad].to(terms.dtype)).abs() <= tol
+    fits &= weights.abs().sum(1, keepdim=True) > 0  # nothing at all is no term left out
+    if not bool(fits.any(0).all()):
+        return None
+    picked = weights[fits.int().argmax(0)]  # one choice per wrong entry
+    where = [tuple(int(i) for i in at) for at in torch.nonzero(bad)][:4]
+    entries = ", ".join(map(str, where))
+    if bool((picked >= 0).all()):
+        return "missing-path", (
+            f"your {ctx.answer} at {entries} holds only some of the terms of its sum: each entry "
+            f"of {ctx.tensor} is used once for every value of the index the matrix product sums "
+            f"over ({k} of them: every sample for a weight), and its gradient adds one term per "
+            "use: add the ones left out."
+        )
+    return "sign", (
+        f"your {ctx.answer} at {entries} has the terms of its sum, but with "
+        f"{'the wrong sign' if bool((picked <= 0).all()) else 'a term of the wrong sign'}: check "
+        "the sign of each term there."
     )
 
 
@@ -1087,6 +1293,43 @@ def _transposed_upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tupl
                 f"your {ctx.answer} is what the rule gives with the last two axes of {label}, the "
                 "gradient from above, swapped: check which of its axes is which (the forward "
                 "pass's order) and transpose it only where the rule needs it."
+            )
+    return None
+
+
+def _graph(fact: Callable[[], Any] | None, default: Any) -> Any:
+    """A graph fact, or ``default`` when there is none or it cannot be had: the graph can only
+    help a diagnosis, never break one."""
+    try:
+        return default if fact is None else fact()
+    except Exception:
+        return default
+
+
+def _reordered(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A matrix product's rule with its two factors in the other order (``dN @ A.T`` for
+    ``A.T @ dN``): both square, the shapes fit either way."""
+    for other, grad in _graph(ctx.reordered, []):
+        if grad.shape == y.shape and _near(y, grad, ctx) and not _near(e, grad, ctx):
+            factor = f"`{other}`" if other else "the product's other factor"
+            return "transpose", (
+                f"your {ctx.answer} multiplies {factor} (transposed) and the gradient from above "
+                "in the other order: both are square, so the shapes fit either way, but a matrix "
+                "product does not commute. For the right factor of `X @ Y` the rule is "
+                "`X.T @ dOut`, for the left factor `dOut @ Y.T`."
+            )
+    return None
+
+
+def _skipped(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The gradient arriving at a later tensor taken from a tensor a step or more after it: a
+    fused formula fed ``dlnf`` where ``lnf_hat``'s gradient (``lnf_w * dlnf``) belongs."""
+    for used, meant, grad in _graph(ctx.skipped, []):
+        if grad.shape == y.shape and _near(y, grad, ctx) and not _near(e, grad, ctx):
+            return "operand", (
+                f"your {ctx.answer} is what the rules give with `d{used}`, the gradient of "
+                f"`{used}`, where the gradient of `{meant}` belongs: `{used}` is computed from "
+                f"`{meant}`, so carry `d{used}` back through that step (its factor) first."
             )
     return None
 
@@ -1265,9 +1508,11 @@ VALUE_RULES = (
     _alias,
     _upstream,
     _mask,
+    _temperature,
     _chain,
     _padding,
     _transposed_upstream,
+    _reordered,
     _instead,
     _slip,
     _all_zeros,

@@ -23,7 +23,7 @@ from checks.graph import GraphFacts, scope_tensors
 
 # The facts' format: part of the key of a cached reference run, so that a reference recorded by an
 # earlier grader (without the later facts) is made again.
-VERSION = 4
+VERSION = 5
 
 # cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's
 # expression
@@ -56,6 +56,10 @@ def of(
         "broadcast": [list(copies) for copies in g.broadcast()],
         "elementwise": [list(way) for way in g.elementwise(earlier())],
         "instead": [list(swap) for swap in g.instead(earlier())],
+        "reordered": [[other, grad] for other, grad in g.reordered()],
+        "shared_terms": g.shared_terms(),
+        "positions": list(g.positions()),
+        "skipped": [list(way) for way in g.skipped(most=6)],
     }
 
 
@@ -129,4 +133,12 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     ctx.instead = lambda: instead
     ways = [(x, up, str(label), rest) for x, up, label, rest in facts.get("elementwise", [])]
     ctx.elementwise = lambda: ways
+    reordered = [(str(other), x) for other, x in facts.get("reordered", [])]
+    ctx.reordered = lambda: reordered
+    shared = facts.get("shared_terms")
+    ctx.shared_terms = lambda: shared
+    positions = list(facts.get("positions", []))
+    ctx.positions = lambda: positions
+    skipped = [(str(u), str(m), x) for u, m, x in facts.get("skipped", [])]
+    ctx.skipped = lambda: skipped
     return ctx

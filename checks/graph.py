@@ -292,6 +292,8 @@ class GraphFacts:
     def terms(self) -> list[tuple[str, torch.Tensor | None]]:
         """The paths, each split one step further where its output feeds several operations: the
         terms of a fused formula (batch norm's gradient is three terms, one per path)."""
+        if len(self._uses) == 1:
+            return self._softmax_terms()
         out: list[tuple[str, torch.Tensor | None]] = []
         for i, ((node, slots), (label, c)) in enumerate(
             zip(self._uses, self.paths(), strict=False)
@@ -300,18 +302,90 @@ class GraphFacts:
             got = self._output(node) if c is not None and i not in self._place else None
             if got is not None and got[0] is not None and got[0] is not self.root:
                 try:
-                    subs = GraphFacts(got[0], got[1], self.names, self.root).paths()
+                    subs = GraphFacts(got[0], got[1], self.names, self.root).split()
                 except Exception:
                     subs = []
                 if len(subs) >= 2 and all(sc is not None for _, sc in subs):
                     parts = [self._apply(node, slots, got[0], sc) for _, sc in subs]
-                    if all(p is not None for p in parts):
+                    # parts that cancel out (a max's path, which carries nearly nothing) are no
+                    # terms of the formula
+                    big = max((float(p.abs().max()) for p in parts if p is not None), default=0.0)
+                    if all(p is not None for p in parts) and float(c.abs().max()) > 1e-3 * big:
                         split = [
                             (f"{label} then {sl}", p)
                             for (sl, _), p in zip(subs, parts, strict=True)
                         ]
             out += split or [(label, c)]
         return out
+
+    def _softmax_terms(self) -> list[tuple[str, torch.Tensor | None]]:
+        """For a tensor used once, in a softmax or a log-softmax (``F.cross_entropy``'s), directly
+        or through one lookup or view: that rule's two terms, carried back to the tensor (the
+        log-softmax's passes the gradient through and takes the softmax times the row's total
+        off it: cross-entropy's one-hot term and its softmax term)."""
+        node, slots = self._uses[0]
+        soft, step = node, None
+        if type(node).__name__ not in _SOFTMAX:
+            ups = self.parents.get(node, [])
+            views = type(node).__name__ in _VIEWS or self._is_index(node)
+            if not views or len(ups) != 1 or type(ups[0]).__name__ not in _SOFTMAX:
+                return []
+            soft, step = ups[0], node
+        try:
+            out, dim = soft._saved_result.detach(), int(soft._saved_dim)
+        except (RuntimeError, AttributeError):  # freed by the backward pass
+            return []
+        g = self._arriving(soft)
+        if g is None or g.shape != out.shape:
+            return []
+        g = g.to(out.dtype)
+        if type(soft).__name__ == "LogSoftmaxBackward0":
+            parts = [
+                ("the gradient passed straight through the log-softmax", g),
+                ("the log-softmax's softmax term", -out.exp() * g.sum(dim, keepdim=True)),
+            ]
+        else:
+            parts = [
+                ("the softmax's own entry (`p * dp`)", out * g),
+                ("the softmax's row term (`p * sum(p * dp)`)", -out * (out * g).sum(dim, True)),
+            ]
+        back = [self._back_through(step, p) for _, p in parts]
+        if any(b is None for b in back):
+            return []
+        return [(label, b) for (label, _), b in zip(parts, back, strict=True)]
+
+    def _back_through(self, step: Node | None, g: torch.Tensor) -> torch.Tensor | None:
+        """``g``, the gradient at a lookup's or a view's output, carried back to the tensor."""
+        t = self.t.detach()
+        if step is None:
+            return g.reshape(t.shape) if g.numel() == t.numel() else None
+        if not self._is_index(step):
+            return g.reshape(t.shape) if g.numel() == t.numel() else None
+        idx = self._saved_index(step)
+        if idx is None:
+            return None
+        rows = g.reshape(-1, *t.shape[1:]).to(t.dtype)
+        return torch.zeros_like(t).index_add_(0, idx.flatten(), rows)
+
+    def split(self, depth: int = 3) -> list[tuple[str, torch.Tensor | None]]:
+        """The paths, or, for a tensor used once, the paths of the first tensor after it (along
+        a chain of single uses, at most ``depth`` steps) that is used several times, carried back
+        by each step's rule: the exp of 03's ``norm_logits`` feeds ``counts``, whose two uses are
+        the two terms of the fused cross-entropy."""
+        if len(self._uses) != 1 or depth <= 0:
+            return self.paths()
+        node, slots = self._uses[0]
+        got = self._output(node) if not self._place else None
+        if got is None or got[0] is None or got[0] is self.root:
+            return []
+        subs = GraphFacts(got[0], got[1], self.names, self.root).split(depth - 1)
+        if len(subs) < 2 or any(sc is None for _, sc in subs):
+            return []
+        parts = [self._apply(node, slots, got[0], sc) for _, sc in subs]
+        if any(p is None for p in parts):
+            return []
+        label = self.label(node)
+        return [(f"{label} then {sl}", p) for (sl, _), p in zip(subs, parts, strict=True)]
 
     def _compute_paths(self) -> list[tuple[str, torch.Tensor | None]]:
         if len(self._uses) < 2:
@@ -773,23 +847,34 @@ class GraphFacts:
         scale = max(float(a.value.abs().max()) for a in wrong if a.value.numel())
         return [Given(total, tuple(a.label for a in wrong), _roots(wrong), scale)]
 
+    def _use_parts(self) -> list[torch.Tensor] | None:
+        """Each use's contribution, rebuilt on the kept graph (one use carries the whole
+        gradient); None where one cannot be had or the uses are a tensor's unbound elements."""
+        if self.root is None or not self._uses or self._place:  # no products of unbound elements
+            return None
+        base = [self._rebuild(node, slots, live=True) for node, slots in self._uses]
+        if len(base) == 1 and base[0] is None:  # one use: it carries the whole gradient
+            base = [self.expected]
+        return None if any(b is None for b in base) else base
+
+    def _products(self, kinds: tuple[str, ...]):
+        """For each use that is (through views) a product of one of ``kinds`` taking the tensor
+        once: (use number, product node, its input slot, the other uses' contributions, this
+        use's own)."""
+        base = self._use_parts()
+        for i, (use, use_slots) in enumerate(self._uses if base is not None else []):
+            node, slots = self._product_behind(use, use_slots)
+            if type(node).__name__ in kinds and len(slots) == 1:
+                rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
+                yield i, node, slots, rest, base[i]
+
     def swaps(self, candidates: dict[str, torch.Tensor]) -> list[tuple[str, str, torch.Tensor]]:
         """The gradient with the other operand of a product (``*``, ``/``, ``@``) replaced by each
         tensor of its shape, by the tensor itself, by the operand's own gradient or, when square,
         by its transpose: (the tensor used, the operand meant, the gradient). For a single number
         only the tensor itself is tried (the wrong "other factor"), named ""."""
-        if self.root is None or not self._uses or self._place:  # no products of unbound elements
-            return []
-        base = [self._rebuild(node, slots, live=True) for node, slots in self._uses]
-        if len(base) == 1 and base[0] is None:  # one use: it carries the whole gradient
-            base = [self.expected]
-        if any(b is None for b in base):
-            return []
         out = []
-        for i, (use, use_slots) in enumerate(self._uses):
-            node, slots = self._product_behind(use, use_slots)
-            if type(node).__name__ not in _SAVED or len(slots) != 1:
-                continue
+        for i, node, slots, rest, base_i in self._products(tuple(_SAVED)):
             operand = self.operand(node, 1 - slots[0])
             if operand is None:
                 continue
@@ -798,7 +883,6 @@ class GraphFacts:
             if not meant and (arranged := self._arranged(operand)) is not None:
                 meant, more = arranged  # a named tensor, transposed or viewed for the product
                 pool = {**more, **pool}
-            rest = sum((b for j, b in enumerate(base) if j != i), torch.zeros_like(base[i]))
             for used, c in pool.items():
                 self._instead = (id(node), 1 - slots[0], c.detach())
                 try:
@@ -806,9 +890,125 @@ class GraphFacts:
                 finally:
                     self._instead = None
                 # a part of about nothing is a path left out, not another operand
-                if part is not None and float(part.norm()) > 1e-3 * float(base[i].norm()):
+                if part is not None and float(part.norm()) > 1e-3 * float(base_i.norm()):
                     out.append((used, meant, rest + part))
         return out
+
+    def reordered(self) -> list[tuple[str, torch.Tensor]]:
+        """The gradient with a matrix product's rule taken with its two factors in the other order
+        (``dN @ A.T`` for ``A.T @ dN``: square factors fit either way): (the other factor's name,
+        or "", the gradient)."""
+        out = []
+        for _, node, slots, rest, _ in self._products(("MmBackward0", "BmmBackward0")):
+            other = self.operand(node, 1 - slots[0])
+            got = self._output(node)
+            g = got[1] if got is not None else self._arriving(node)
+            if other is None or g is None or other.dim() < 2:
+                continue
+            g = g.to(other.dtype)
+            if other.shape[-1] != other.shape[-2] or g.shape[-1] != g.shape[-2]:
+                continue  # the other order fits the shapes only for square factors
+            right = other.mT @ g if slots[0] == 1 else g @ other.mT
+            swapped = g @ other.mT if slots[0] == 1 else other.mT @ g
+            if swapped.shape != right.shape or swapped.numel() != self.t.numel():
+                continue
+            if torch.allclose(swapped, right):
+                continue
+            out.append((self.name_of(other) or "", rest + swapped.reshape(self.t.shape)))
+        return out
+
+    def shared_terms(self, most: int = 6) -> torch.Tensor | None:
+        """For a tensor used once, as a factor of a matrix product whose shared index runs over at
+        most ``most`` values: the rule's terms, one per value of that index (a weight's gradient
+        from each sample, an input's from each neuron), stacked along a new first axis."""
+        if len(self._uses) != 1 or self._place or self.root is None:
+            return None
+        node, slots = self._product_behind(*self._uses[0])
+        if type(node).__name__ != "MmBackward0" or len(slots) != 1:
+            return None
+        other = self.operand(node, 1 - slots[0])
+        got = self._output(node)
+        g = got[1] if got is not None else self._arriving(node)
+        if other is None or g is None or other.dim() != 2 or g.dim() != 2:
+            return None
+        g = g.to(other.dtype)
+        if slots[0] == 1:  # A @ t: dt[i, j] = sum_k A[k, i] g[k, j]
+            terms = torch.einsum("ki,kj->kij", other, g)
+        else:  # (t @ W): dt[i, k] = sum_j g[i, j] W[k, j]
+            terms = torch.einsum("ij,kj->jik", g, other)
+        if terms.shape[0] > most or terms[0].numel() != self.t.numel():
+            return None
+        return terms.reshape(terms.shape[0], *self.t.shape)
+
+    def skipped(self, most: int = 12) -> list[tuple[str, str, torch.Tensor]]:
+        """The gradient with the gradient arriving at a later named tensor ``Z`` replaced by that
+        of a named tensor ``O`` at most three operations after it, of its shape (``dlnf`` for
+        ``lnf_hat``'s, the factor ``lnf_w`` between them skipped): (O, Z, the gradient). The
+        part through ``Z`` is measured on the kept graph, so nothing else changes."""
+        if self.root is None or not self._uses:
+            return []
+        t = self.t
+        out = []
+        later, frontier = set(), [node for node, _ in self._uses]
+        while frontier:  # the operations computed from t
+            node = frontier.pop()
+            if id(node) not in later:
+                later.add(id(node))
+                frontier.extend(self.parents.get(node, []))
+        for z_name, z in self.names.items():
+            if z is t or z.grad_fn is None or id(z.grad_fn) not in later:
+                continue
+            after = self._after(z)
+            gz = grad_of(z) if after else None
+            if after and gz is None:  # not kept: measured on the kept graph
+                gz = self._grad_at(z)
+            for o_name, o in after if gz is not None else []:
+                go = grad_of(o)
+                if go is None or go.shape != gz.shape or torch.equal(go, gz):
+                    continue
+                saved = _retained_grads()
+                try:  # the part through z with gz, less the part with go in its place
+                    (diff,) = torch.autograd.grad(
+                        [z, z], [t], grad_outputs=[gz, -go.to(gz.dtype)], retain_graph=True
+                    )
+                except RuntimeError:
+                    return out
+                finally:
+                    for x, g in saved:
+                        x.grad = g
+                out.append((o_name, z_name, self.expected - diff))
+                if len(out) >= most:
+                    return out
+        return out
+
+    def _grad_at(self, z: torch.Tensor) -> torch.Tensor | None:
+        """The loss's gradient at ``z``, measured on the kept graph; None once it was freed."""
+        saved = _retained_grads()
+        try:
+            (g,) = torch.autograd.grad(self.root, [z], retain_graph=True)
+        except RuntimeError:
+            return None
+        finally:
+            for x, old in saved:
+                x.grad = old
+        return g
+
+    def _after(self, z: torch.Tensor, depth: int = 3) -> list[tuple[str, torch.Tensor]]:
+        """The named tensors computed from ``z`` within ``depth`` operations, nearest first."""
+        found, frontier, seen = [], [z.grad_fn], set()
+        for _ in range(depth):
+            nxt = []
+            for node in frontier:
+                for up in self.parents.get(node, []):
+                    if id(up) in seen:
+                        continue
+                    seen.add(id(up))
+                    hit = self.by_node.get(id(up))
+                    if hit is not None and hit[0] and hit[1].shape == z.shape:
+                        found.append((hit[0], hit[1]))
+                    nxt.append(up)
+            frontier = nxt
+        return found
 
     def _product_behind(self, node: Node, slots: list[int]) -> tuple[Node, list[int]]:
         """The product a use leads to through views of the tensor (``x @ W`` on a 3-D ``x`` views
@@ -936,6 +1136,29 @@ class GraphFacts:
             idx = self._saved_index(node)
             if idx is not None:
                 out.append(idx)
+        return out
+
+    def positions(self, most: int = 16) -> list[torch.Tensor]:
+        """For a lookup ``C[X]`` with an index of two axes (examples, at most ``most`` positions):
+        what each position of the index gives back, the gradient arriving there added into the
+        rows it picked; their sum is the lookup's whole contribution."""
+        out: list[torch.Tensor] = []
+        for node, _ in self._uses:
+            idx = self._saved_index(node) if self._is_index(node) else None
+            if idx is None or idx.dim() != 2 or not 2 <= idx.shape[1] <= most:
+                continue
+            g = self._arriving(node)
+            if g is None or tuple(g.shape[:2]) != tuple(idx.shape):
+                continue
+            rows = g.reshape(*idx.shape, *self.t.shape[1:]).to(self.t.dtype)
+            zero = torch.zeros_like(self.t.detach())
+            try:
+                out = [
+                    zero.clone().index_add_(0, idx[:, j], rows[:, j]) for j in range(idx.shape[1])
+                ]
+            except (RuntimeError, IndexError):
+                continue
+            break
         return out
 
     def misplaced(self) -> list[torch.Tensor]:
@@ -1135,6 +1358,8 @@ def _pow(f, node, slot, t, out, g):
     p = node._saved_exponent
     return g * p * t ** (p - 1)
 
+
+_SOFTMAX = ("LogSoftmaxBackward0", "SoftmaxBackward0")
 
 RULES: dict[str, Rule] = {
     "AddBackward0": lambda f, n, s, t, o, g: g if s == 0 else g * n._saved_alpha,

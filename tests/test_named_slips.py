@@ -339,3 +339,333 @@ def test_totals_that_any_batch_has_do_not_make_layout(walk03, line):
     another batch (pasted in) or an index of other rows only share totals that batch norm makes
     zero for every batch, and are not that."""
     assert said(walk03, "dC", line).mistake != "layout"
+
+
+# ---------------------------------------------------------------- issue 22: fused formulas' terms
+
+LN2 = (
+    "(dx_hat - dx_hat.mean(-1, keepdim=True) - ln2_hat * (dx_hat * ln2_hat).mean(-1, keepdim=True))"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "word", "said_"),
+    [
+        # the layer norm's part of dx1 with its sign flipped, the residual's right
+        (f"dx_hat = ln2_w * dln2\ndx1 = dx2 + -1 * ln2_rstd * {LN2}", "sign", "the wrong sign"),
+        (f"dx_hat = dln2 * ln2_w\ndx1 = dx2 - {LN2} * ln2_rstd", "sign", "the wrong sign"),
+        # its two means taken as sums: C times too large, through the mean and the variance
+        (
+            "dx_hat = ln2_w * dln2\ndx1 = dx2 + ln2_rstd * (dx_hat - dx_hat.sum(-1, keepdim=True)"
+            " - ln2_hat * (dx_hat * ln2_hat).sum(-1, keepdim=True))",
+            "scale",
+            "are 36 times what they should be",
+        ),
+        # `/ rstd` for `* rstd` in the layer norm's part only
+        (f"dx_hat = ln2_w * dln2\ndx1 = dx2 + {LN2} / ln2_rstd", "factor", "`ln2_rstd`**2"),
+        # x_hat left out of the variance's term
+        (
+            "dx_hat = ln2_w * dln2\ndx1 = dx2 + ln2_rstd * (dx_hat - dx_hat.mean(-1, keepdim=True)"
+            " - (dx_hat * ln2_hat).mean(-1, keepdim=True))",
+            "factor",
+            "the factor `ln2_hat` is missing in that part",
+        ),
+    ],
+)
+def test_one_part_of_a_fused_layer_norm_wrong_is_named(walk05, line, word, said_):
+    """The parts of a fused formula, as the graph's uses of ``x1`` carry them: the residual's
+    and the layer norm's mean, variance and direct paths; one part (or several alike) with a sign,
+    a factor or a forward tensor wrong is named, and where."""
+    res = walk05.said(Spoil("dx1", "slip", line, check="x1"))
+    assert res.mistake == word and said_ in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the layer norm's part times a random factor per entry, or of another batch's rows
+        f"dx_hat = ln2_w * dln2\ndx1 = dx2 + ln2_rstd * {LN2}"
+        " * (1 + 0.5 * torch.rand(x1.shape, generator=torch.Generator().manual_seed(7)))",
+        f"dx_hat = ln2_w * dln2\ndx1 = dx2 + (ln2_rstd * {LN2}).roll(1, 0)",
+        # random numbers whose rows sum to zero, as a layer norm's gradient's do
+        "dx1 = torch.randn(x1.shape, generator=torch.Generator().manual_seed(8))\n"
+        "dx1 = dx2 + dx1 - dx1.mean(-1, keepdim=True)",
+    ],
+)
+def test_unrelated_numbers_in_a_fused_layer_norm_are_not_a_part_off(walk05, line):
+    res = walk05.said(Spoil("dx1", "slip", line, check="x1"))
+    assert res.mistake not in ("sign", "scale", "factor", "bessel"), res.hint
+
+
+@pytest.mark.parametrize(
+    ("line", "word", "said_"),
+    [
+        # the one-hot's term of the fused cross-entropy with its sign flipped, or not divided by n
+        (
+            "dlogits = (F.softmax(logits, 1) + F.one_hot(Yb, vocab_size)) / n",
+            "sign",
+            "`probs` (mul) has the wrong sign",
+        ),
+        (
+            "dlogits = F.softmax(logits, 1) / n - F.one_hot(Yb, vocab_size).float()",
+            "scale",
+            "32 is the batch size",
+        ),
+    ],
+)
+def test_a_term_of_the_fused_cross_entropy_wrong_is_named(walk03, line, word, said_):
+    res = walk03.said(Spoil("dlogits", "slip", line, check="logits (fused)"))
+    assert res.mistake == word and said_ in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # another example's target, and random rows that sum to zero as the gradient's do
+        "dlogits = (F.softmax(logits, 1) - F.one_hot(Yb.roll(1), vocab_size)) / n",
+        "dlogits = torch.randn(logits.shape, generator=torch.Generator().manual_seed(9))\n"
+        "dlogits = (dlogits - dlogits.mean(1, keepdim=True)) / n",
+    ],
+)
+def test_unrelated_numbers_in_the_fused_cross_entropy_are_not_a_term_off(walk03, line):
+    res = walk03.said(Spoil("dlogits", "slip", line, check="logits (fused)"))
+    assert res.mistake not in ("sign", "scale", "bessel"), res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "datt_masked = datt_probs - torch.einsum('bhij,bhij->bhi', datt_probs, att_probs)"
+        ".unsqueeze(-1)",
+        "datt_masked = datt_probs - (att_probs * datt_probs).sum(dim=-1, keepdim=True)",
+    ],
+)
+def test_a_softmax_backward_without_its_probabilities_is_factor(walk05, line):
+    """``att_probs`` is zero where the causal mask is: the answer times it is the gradient."""
+    res = walk05.said(Spoil("datt_masked", "factor", line))
+    assert res.mistake == "factor" and "`att_probs` is missing" in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # another head's gradient, and noise where the mask is on top of the right values
+        "datt_masked = (att_probs * (datt_probs - (datt_probs * att_probs).sum(-1, keepdim=True)))"
+        ".roll(1, 1)",
+        "datt_masked = att_probs * (datt_probs - (datt_probs * att_probs).sum(-1, keepdim=True))"
+        " * (1 + torch.rand(att_probs.shape, generator=torch.Generator().manual_seed(2)))",
+    ],
+)
+def test_other_numbers_in_a_softmax_backward_are_not_factor(walk05, line):
+    assert walk05.said(Spoil("datt_masked", "slip", line)).mistake != "factor"
+
+
+@pytest.fixture(scope="module")
+def walk02():
+    return Walk("02-tensor-backprop", "V", skip=("plt.", "check_numeric("))
+
+
+@pytest.mark.parametrize(
+    ("answer", "line", "check", "word"),
+    [
+        ("dW", "dW = torch.einsum('ik,jk->ij', dN, A)", "W", "transpose"),  # dN @ A.T
+        ("dA", "dA = W.T @ dN", "A", "transpose"),  # the factors of dN @ W.T in the other order
+    ],
+)
+def test_a_matrix_products_factors_in_the_other_order_are_transpose(
+    walk02, answer, line, check, word
+):
+    res = walk02.said(Spoil(answer, "transpose", line, check=check, nth=2))
+    assert res.mistake == word and "in the other order" in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    ("answer", "line", "word", "said_"),
+    [
+        ("dW21", "dW21 = dN1 * a2", "missing-path", "(1, 0) holds only some of the terms"),
+        ("dW12", "dW12 = dN2 * a1\ndW22 = dN4 * a4", "missing-path", "(0, 1), (1, 1)"),
+        ("dW22", "dW22 = -(dN2 * a2 + dN4 * a4)", "sign", "with the wrong sign"),
+        ("dW12", "dW12 = dN2 * a1 - dN4 * a3", "sign", "a term of the wrong sign"),
+    ],
+)
+def test_an_entry_of_a_products_gradient_with_a_term_off_is_named(
+    walk02, answer, line, word, said_
+):
+    res = walk02.said(Spoil(answer, "slip", line, check="W"))
+    assert res.mistake == word and said_ in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    ("answer", "line", "check", "nth"),
+    [
+        ("dW11", "dW11 = dN1 * a1 + dN3 * a3 + 0.37", "W", 1),  # a number added
+        ("dW11", "dW11 = dN1 * a2 + dN3 * a4", "W", 1),  # another entry's terms
+        ("dW", "dW = torch.randn(2, 2, dtype=torch.float64)", "W", 2),
+        ("dW", "dW = (A.T @ dN).roll(1, 0)", "W", 2),
+    ],
+)
+def test_other_numbers_in_a_products_gradient_are_not_a_term_or_order_off(
+    walk02, answer, line, check, nth
+):
+    res = walk02.said(Spoil(answer, "slip", line, check=check, nth=nth))
+    assert not res.ok and not (res.hint or "").count("in the other order"), res.hint
+    assert "terms of its sum" not in (res.hint or ""), res.hint
+
+
+@pytest.fixture(scope="module")
+def walk04():
+    return Walk("04-mlp-language-model", "v (5 steps)", skip=("plt.", "W_counts ="))
+
+
+CE04 = {"check": "logits", "inside": "cross_entropy_backward"}
+EMBED04 = {"check": "C", "inside": "embed_backward"}
+
+
+@pytest.mark.parametrize(
+    ("line", "word", "said_"),
+    [
+        # the one-hot's term of F.cross_entropy's gradient with its sign flipped, or not over n
+        (
+            "dlogits = (F.softmax(logits, dim=1) + F.one_hot(Y, logits.shape[1])) / n",
+            "sign",
+            "passed straight through the log-softmax has the wrong sign",
+        ),
+        (
+            "dlogits = F.softmax(logits, dim=1) / n - F.one_hot(Y, logits.shape[1])",
+            "scale",
+            "is 32 times what it should be",
+        ),
+        # the one-hot's -1 in every column of a row, and at every row's targets
+        ("dlogits = F.softmax(logits, dim=1).sub(1).div(n)", "mask", "entries it never reaches"),
+        (
+            "dlogits = F.softmax(logits, dim=1)\ndlogits[:, Y] = dlogits[:, Y] - 1\ndlogits /= n",
+            "mask",
+            "entries it never reaches",
+        ),
+    ],
+)
+def test_a_term_of_cross_entropys_gradient_wrong_is_named_in_04(walk04, line, word, said_):
+    """``F.cross_entropy``'s log-softmax has a rule of two terms: the gradient passed straight
+    through (the one-hot's, over n) and the softmax's; one of them wrong is named."""
+    res = walk04.said(Spoil("dlogits", "slip", line, **CE04))
+    assert res.mistake == word and said_ in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dlogits = (F.softmax(logits, dim=1) - F.one_hot(Y.roll(3), logits.shape[1])) / n",
+        "dlogits = torch.randn(logits.shape, generator=torch.Generator().manual_seed(1),"
+        " dtype=logits.dtype)\ndlogits = (dlogits - dlogits.mean(1, keepdim=True)) / n",
+        "dlogits = (F.softmax(logits.roll(1, 0), dim=1) - F.one_hot(Y, logits.shape[1])) / n",
+    ],
+)
+def test_other_numbers_for_cross_entropys_gradient_are_not_a_term_off(walk04, line):
+    res = walk04.said(Spoil("dlogits", "slip", line, **CE04))
+    assert res.mistake not in ("sign", "scale", "mask", "factor"), res.hint
+
+
+def test_the_bigrams_softmax_term_without_the_rows_counts_is_factor(walk04):
+    line = "dW = (W.softmax(dim=1) - counts) / Xtr.shape[0]"
+    res = walk04.said(Spoil("dW", "formula", line, check="W"))
+    assert res.mistake == "factor" and "`counts.sum(1, keepdim=True)`" in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dW = (counts.sum(1, keepdim=True) * torch.rand(W.shape, generator=torch.Generator()"
+        ".manual_seed(4), dtype=W.dtype) - counts) / len(Ytr)",
+        "dW = (counts.sum(1, keepdim=True) * F.softmax(W, dim=1) - counts.roll(1, 1)) / len(Ytr)",
+    ],
+)
+def test_other_numbers_for_the_bigram_are_not_factor(walk04, line):
+    assert walk04.said(Spoil("dW", "slip", line, check="W")).mistake != "factor"
+
+
+@pytest.mark.parametrize(
+    ("line", "said_"),
+    [
+        ("dC = torch.zeros_like(C)\ndC.index_add_(0, X[:, 0], dout[:, :d_embed])", "position 0 "),
+        (
+            "dC = torch.zeros_like(C)\nfor j in range(X.shape[1] - 1):\n"
+            "    dC.index_add_(0, X[:, j], dout[:, j * d_embed : (j + 1) * d_embed])",
+            "positions 0, 1 ",
+        ),
+    ],
+)
+def test_a_lookups_gradient_from_some_positions_only_is_missing_path(walk04, line, said_):
+    res = walk04.said(Spoil("dC", "missing-path", line, **EMBED04))
+    assert res.mistake == "missing-path" and said_ in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dC = torch.zeros_like(C)\ndC.index_add_(0, X[:, 0], dout[:, d_embed : 2 * d_embed])",
+        "dC = torch.zeros_like(C)\n"
+        "dC.index_add_(0, X.view(-1), dout.reshape(-1, d_embed).roll(1, 0))",
+        "dC = torch.randn(C.shape, generator=torch.Generator().manual_seed(6), dtype=C.dtype)",
+    ],
+)
+def test_other_rows_for_a_lookup_are_not_some_positions(walk04, line):
+    res = walk04.said(Spoil("dC", "slip", line, **EMBED04))
+    assert "of only position" not in (res.hint or ""), res.hint
+
+
+ATT05 = {"check": "att_probs (recomputed)"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "att_probs = torch.softmax((q @ k.mT).masked_fill(~mask, -torch.inf), dim=-1)",
+        "s = (q @ k.transpose(-2, -1)) / hs\natt_probs = F.softmax(s.masked_fill(~mask,"
+        " float('-inf')), -1)",
+    ],
+)
+def test_a_softmax_of_scaled_scores_is_scale(walk05, line):
+    """The scores times a constant inside the softmax: each row's logarithms the right ones
+    times it, plus the row's shift."""
+    res = walk05.said(Spoil("att_probs", "formula", line, **ATT05))
+    assert res.mistake == "scale" and "times the scores" in res.hint, res.hint
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # another batch's probabilities; the softmax of random scores
+        "att_probs = F.softmax((q @ k.mT * hs**-0.5).masked_fill(~mask, -torch.inf), -1)"
+        ".roll(1, 0)",
+        "att_probs = F.softmax(torch.randn(B, nh, T, T, generator=torch.Generator()"
+        ".manual_seed(3), dtype=q.dtype).masked_fill(~mask, -torch.inf), -1)",
+    ],
+)
+def test_other_probabilities_are_not_a_scale_inside_the_softmax(walk05, line):
+    res = walk05.said(Spoil("att_probs", "slip", line, **ATT05))
+    assert "times the scores" not in (res.hint or ""), res.hint
+
+
+LNF_FROM = (
+    "\ndx2_fused = lnf_rstd * (g - g.mean(-1, keepdim=True)"
+    " - lnf_hat * (g * lnf_hat).mean(-1, keepdim=True))"
+)
+
+
+@pytest.mark.parametrize(
+    ("g", "named"),
+    [
+        ("g = dlnf", True),  # ``dlnf`` where ``lnf_hat``'s gradient (``lnf_w * dlnf``) belongs
+        ("g = dlnf.clone()", True),
+        # other numbers: a random factor per entry, another batch's gradient
+        (
+            "g = lnf_w * dlnf * (1 + 0.1 * torch.rand(dlnf.shape, generator=torch.Generator()))",
+            False,
+        ),
+        ("g = (lnf_w * dlnf).roll(1, 0)", False),
+    ],
+)
+def test_a_fused_layer_norm_fed_the_gradient_of_its_output_is_operand(walk05, g, named):
+    res = walk05.said(Spoil("dx2_fused", "operand", g + LNF_FROM, check="x2 (fused)"))
+    said = res.mistake == "operand" and "with `dlnf`, the gradient of `lnf`" in (res.hint or "")
+    assert said == named, res.hint
