@@ -99,9 +99,11 @@ def grade_on_dask(
 
     references = {}
     for ex in grader.exercises.values():
-        path = grader.cache_of(ex)
-        if path.exists():  # every exercise the submissions hold has had its reference run by now
-            references[path.name] = path.read_bytes()
+        # every exercise the submissions hold has had its reference run by now, and its solution
+        # graded (a worker of the same set-up reads its time budget from that mark)
+        for path in (grader.cache_of(ex), grader.calibration_mark(ex)):
+            if path.exists():
+                references[path.name] = path.read_bytes()
     shared = Shared(
         {ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()}, references
     )

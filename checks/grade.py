@@ -1269,7 +1269,7 @@ class Grader:
         takes (sandbox, kernel, hand-ins, records): anything short of full marks is a broken
         set-up, raised as ``SetupError`` with the kernel's first error before any learner runs.
         A pass is remembered for exactly this solution, package, Python and settings."""
-        mark = self.cache / f"{ex.path.stem}-{self.environment(ex)}.calibrated"
+        mark = self.calibration_mark(ex)
         if mark.exists():
             return
         progress(f"grading the solution {ex.name} as a submission (it must score full marks)")
@@ -1287,6 +1287,10 @@ class Grader:
         kept = {"solution": ex.name, "checks": len(rows), "seconds": round(run.seconds, 1)}
         mark.write_text(json.dumps(kept) + "\n")
 
+    def calibration_mark(self, ex: Exercise) -> Path:
+        """The file that says ``ex``'s solution passed through this very set-up, and how long."""
+        return self.cache / f"{ex.path.stem}-{self.environment(ex)}.calibrated"
+
     def budget(self, ex: Exercise) -> Settings:
         """The settings a learner's run of ``ex`` takes: the instructor's notebook timeout, else
         one scaled from the solution's own run through the same pipeline (5 times it, plus 120 s,
@@ -1294,7 +1298,7 @@ class Grader:
         of an hour."""
         if self.settings.notebook_timeout is not None:
             return self.settings
-        mark = self.cache / f"{ex.path.stem}-{self.environment(ex)}.calibrated"
+        mark = self.calibration_mark(ex)
         try:
             seconds = float(json.loads(mark.read_text())["seconds"])
         except (OSError, ValueError, KeyError, TypeError):
