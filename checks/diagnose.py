@@ -972,13 +972,10 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
 
 def _rows_of_probabilities(p: torch.Tensor) -> bool:
     """Whether ``p``'s last axis holds probabilities: none negative, each row summing to 1."""
+    if p.dim() < 2 or p.shape[-1] < 2:
+        return False
     ones = torch.ones_like(p[..., 0])
-    return (
-        p.dim() >= 2
-        and p.shape[-1] >= 2
-        and not bool((p < 0).any())
-        and close(p.sum(-1), ones, 1e-4, 1e-4)
-    )
+    return not bool((p < 0).any()) and close(p.sum(-1), ones, 1e-4, 1e-4)
 
 
 def _temperature(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:

@@ -1148,6 +1148,7 @@ def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
         "reason": reason,
         "note": "",
         "feedback": reason,
+        "hints": "",
     }
 
 
