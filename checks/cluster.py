@@ -120,18 +120,18 @@ def grade_on_dask(
     client = Client(scheduler or cluster)
     try:
         on_workers = client.scatter(shared, broadcast=True)
-        refused = {}  # a submission's notebooks refused unread (links): their rows, added here
+        refused, kept = {}, {}  # a submission's notebooks refused unread (links): their rows
         for sub, nbs in todo:
-            kept, refused[sub] = grader.unlinked(sub, nbs, progress)
-            if nbs and not kept:  # nothing to send
+            kept[sub], refused[sub] = grader.unlinked(sub, nbs, progress)
+            if nbs and not kept[sub]:  # nothing to send
                 record(sub, nbs, refused[sub], [])
                 shown(sub, refused[sub])
-        todo = [(sub, nbs) for sub, nbs in todo if not nbs or grader.unlinked(sub, nbs, str)[0]]
+        todo = [(sub, nbs) for sub, nbs in todo if not nbs or kept[sub]]
         futures = {
             client.submit(
                 grade_task,
                 sub,
-                _files(grader.unlinked(sub, nbs, str)[0]),
+                _files(kept[sub]),
                 settings,
                 on_workers,
                 f"grade-{i}-{sub}",
