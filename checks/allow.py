@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from checks.parsing import parse
+
 __all__ = ["ALLOWED", "MODULES", "disallowed", "readme_section"]
 
 
@@ -207,7 +209,7 @@ def _parse(source: str) -> tuple[ast.Module | None, list[str]]:
     text = "\n".join("pass" if _HELP.match(line) else line for line in text.split("\n"))
     for attempt in (text, _ipython(text)):
         try:
-            return ast.parse(attempt), magics
+            return parse(attempt), magics
         except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
             continue
     return None, magics

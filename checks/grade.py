@@ -57,6 +57,7 @@ from checks.facts import VERSION as FACTS_VERSION
 from checks.hintlog import hint_records
 from checks.hints import HINTS
 from checks.mime import MAX_CELL_BYTES
+from checks.parsing import parse
 from checks.paths import SOLUTIONS, cache_dir
 from checks.reports import write_reports
 from checks.source import autograd_uses, lasting, numbers_written
@@ -292,7 +293,7 @@ def names_read(source: str) -> set[str] | None:
     """The names a cell reads (loaded anywhere in it); None where it cannot be parsed."""
     code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.split("\n"))
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return None
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -445,7 +446,7 @@ def _added_cells(ex: Exercise, code: list, found: dict[int, str | None]) -> dict
 def _owner(source: str, ex: Exercise, found: dict[int, str | None]) -> int | None:
     """The answer cell (found in the learner's notebook) whose names ``source`` assigns."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return None
     stored = {

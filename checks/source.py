@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
 
+from checks.parsing import parse
+
 __all__ = [
     "SourceFacts",
     "answer_assigned",
@@ -96,7 +98,7 @@ def _parse(source: str) -> _Cell | None:
         return None
     for text in (source, _blank_magics(source)):
         try:
-            return _Cell(text, ast.parse(text))
+            return _Cell(text, parse(text))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     return None

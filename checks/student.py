@@ -34,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 
+from checks.parsing import parse
 from checks.paths import INSTALL_SOURCE, ROOT
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -127,7 +128,7 @@ def _solution_lines(block: str, name: str) -> str:
     """The statements of a solution block that assign ``name`` (or change it in place)."""
     code = textwrap.dedent(block)
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return code.strip()
     keep = []

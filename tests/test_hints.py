@@ -403,12 +403,19 @@ def test_hints_used_reads_the_markers_of_a_saved_notebook():
     assert hints_used(nbformat.from_dict(nb)) == hints_used(nb)
 
 
-def test_a_hint_shown_carries_its_marker(ladder_of, monkeypatch):
+@pytest.fixture
+def shell():
+    """An IPython shell in this process, gone afterwards (later tests see plain Python)."""
     from IPython.core.interactiveshell import InteractiveShell
 
+    yield InteractiveShell.instance()
+    InteractiveShell.clear_instance()
+
+
+def test_a_hint_shown_carries_its_marker(ladder_of, monkeypatch, shell):
     shown: list[tuple[dict, dict]] = []
     monkeypatch.setattr(
-        InteractiveShell.instance().display_pub,
+        shell.display_pub,
         "publish",
         lambda data, metadata=None, **kw: shown.append((data, metadata)),
     )
