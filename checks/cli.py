@@ -8,6 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from checks.paths import SOLUTIONS, class_wheel
 from checks.start import DEFAULT_DIR, start
 
 GRADE_NEEDS = ("pytest", "nbval", "nbformat", "jupyter_client", "ipykernel")
@@ -15,6 +16,11 @@ GRADE_NEEDS = ("pytest", "nbval", "nbformat", "jupyter_client", "ipykernel")
 
 def _check(argv: list[str]) -> int:
     """Run the grader's self-check on one notebook (``python -m checks.grade --self``)."""
+    if class_wheel():
+        from checks.grade import no_solutions
+
+        print(no_solutions(SOLUTIONS), file=sys.stderr)
+        return 2
     missing = [m for m in GRADE_NEEDS if importlib.util.find_spec(m) is None]
     if missing:
         print(
@@ -68,12 +74,21 @@ def main(argv: list[str] | None = None) -> int:
         "are python -m checks.grade's (--only, --fail-under, --sandbox).",
     )
     c.add_argument("notebook", type=Path)
+    sub.add_parser(
+        "class-wheel",
+        add_help=False,
+        help="(instructors) build the workbook's wheel for a class: no solutions, reveal off",
+    )
     lab_args: list[str] = []
     if "--" in argv:
         argv, lab_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     a, rest = p.parse_known_args(argv)
     if a.command == "check":
         return _check([str(a.notebook), *rest])
+    if a.command == "class-wheel":
+        from checks.classwheel import main as class_wheel_main
+
+        return class_wheel_main(rest)
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     extra = (["--no-browser"] if a.no_browser else []) + lab_args

@@ -44,7 +44,7 @@ from checks.diagnose import (
     variable_of,
 )
 from checks.graph import Earlier, GraphFacts, frame_ints, frame_tensors
-from checks.paths import SOLUTIONS
+from checks.paths import METADATA, ROOT
 from checks.verdict import COLOURS, FAIL, NOTE, PASS, TODO, Note, Result, Worst, code_html
 
 __all__ = ["FAIL", "NOTE", "PASS", "TODO", "Result", "cmp", "check_value", "summary"]
@@ -740,13 +740,8 @@ def expect(*names: str) -> None:
 _LINE = re.compile(r"^(.+?)\s*\| exact: (?:True |False) \| approximate: (?:True |False) \|", re.M)
 
 
-def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
-    """The names of every check of a notebook, in order, read off its executed solution."""
-    path = (root / "solutions" if root else SOLUTIONS) / f"{notebook}.ipynb"
-    try:
-        cells = json.loads(path.read_text())["cells"]
-    except (OSError, ValueError, KeyError):
-        return []
+def shown_checks(cells: list) -> list[str]:
+    """The names of the checks that executed cells show, in order, each once."""
     names: list[str] = []
     for cell in cells:
         for out in cell.get("outputs", []):
@@ -755,6 +750,25 @@ def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
                 if name not in names:
                     names.append(name)
     return names
+
+
+def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
+    """The names of every check of a notebook, in order: listed in its student copy's metadata
+    (``python -m checks.student`` writes them there from the executed solution), else read off
+    the executed solution (a class edition carries no solutions)."""
+    base = root or ROOT
+    try:
+        listed = json.loads((base / "notebooks" / f"{notebook}.ipynb").read_text())["metadata"]
+        names = listed[METADATA]["checks"]
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            return list(names)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        cells = json.loads((base / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return shown_checks(cells)
 
 
 class Summary:

@@ -58,7 +58,7 @@ from checks.hintlog import hint_records
 from checks.hints import HINTS
 from checks.mime import MAX_CELL_BYTES
 from checks.parsing import parse
-from checks.paths import SOLUTIONS, cache_dir
+from checks.paths import SOLUTIONS, cache_dir, class_wheel
 from checks.reports import write_reports
 from checks.source import autograd_uses, lasting, numbers_written
 from checks.student import answer_names, stub_source
@@ -1570,6 +1570,17 @@ def self_check(
     return 0 if passed >= fail_under * len(rows) else 1
 
 
+def no_solutions(solutions: Path) -> str:
+    """Why nothing can be graded against ``solutions``, and what to do."""
+    if class_wheel() and solutions == SOLUTIONS:
+        return (
+            "this is a class wheel: it carries no solutions, so it cannot grade (the self-check "
+            "included). Run the notebook top to bottom: its checks and summary() say where you "
+            "stand; the instructor grades with the full workbook."
+        )
+    return f"no solution notebooks in {solutions}: pass --solutions DIR (the executed solutions)"
+
+
 def is_exercise(path: Path, solutions: Path) -> bool:
     """Whether ``path`` is a copy of one of the exercises; says so when it is not."""
     exercises = {
@@ -1695,6 +1706,9 @@ def main(argv: list[str] | None = None) -> int:
             "--executor dask needs dask's distributed: pip install 'backprop-workbook[dask]'",
             file=sys.stderr,
         )
+        return 2
+    if not any(a.solutions.glob("*.ipynb")):
+        print(no_solutions(a.solutions), file=sys.stderr)
         return 2
     if a.self_check and not is_exercise(a.submissions[0], a.solutions):
         return 2  # before anything is drawn, run or written

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from checks.paths import class_edition
+from checks.paths import METADATA, class_edition
 from checks.verdict import NOTE, Result, code_html
 
 HINTS = Path(__file__).resolve().parent / "hints"
 RUNG_NAMES = ("the idea", "the local derivative", "a skeleton")
-MARKER = "backprop-workbook"  # the key of a shown hint's output metadata
+MARKER = METADATA  # the key of a shown hint's output metadata
 _USED: collections.Counter = collections.Counter()  # (notebook, answer, which) -> deepest rung
 _AT: dict[tuple[str, str, int], int] = {}  # the rung the next call gives, from 0
 _SPOKE: dict[tuple[str, str, int], tuple[str, str]] = {}  # the (mistake, hint) last spoken to

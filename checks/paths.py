@@ -52,16 +52,33 @@ on the index). Empty while the project has published none: the cell then install
 for the instructor's own wheel or repository URL. ``python -m checks.student`` writes it into
 every notebook; never an index name the project does not hold."""
 
+METADATA = "backprop-workbook"
+"""The key of the workbook's entry in a notebook's metadata (a student copy lists its checks)."""
+
 MANIFEST = ".backprop-workbook.json"
 """The file ``backprop-workbook start`` writes beside the learner's copies."""
+
+
+EDITION = PACKAGE / "edition.json"
+"""Present in a class wheel only (``backprop-workbook class-wheel``): ``{"edition": "class"}``."""
+
+
+def class_wheel() -> bool:
+    """Whether this install is a class wheel: no solutions in it, no solution lines in its
+    ladders, and every folder a class edition."""
+    try:
+        return json.loads(EDITION.read_text()).get("edition") == "class"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def class_edition(folder: Path | None = None) -> bool:
     """Whether the notebooks in ``folder`` (default: the working folder, where JupyterLab and VS
     Code start a notebook's kernel) are a class edition: ``start --class`` wrote
-    ``"edition": "class"`` in their :data:`MANIFEST`, or ``$WORKBOOK_EDITION`` is ``class`` (a
-    course's JupyterHub). A course setting, not a lock: the learner can edit both."""
-    if os.environ.get("WORKBOOK_EDITION", "").strip().lower() == "class":
+    ``"edition": "class"`` in their :data:`MANIFEST`, ``$WORKBOOK_EDITION`` is ``class`` (a
+    course's JupyterHub), or the workbook is a class wheel. A course setting, not a lock: the
+    learner can edit the first two."""
+    if class_wheel() or os.environ.get("WORKBOOK_EDITION", "").strip().lower() == "class":
         return True
     try:
         manifest = json.loads(((folder or Path.cwd()) / MANIFEST).read_text())

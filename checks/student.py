@@ -35,7 +35,7 @@ from pathlib import Path
 import nbformat
 
 from checks.parsing import parse
-from checks.paths import INSTALL_SOURCE, ROOT
+from checks.paths import INSTALL_SOURCE, METADATA, ROOT
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
@@ -188,7 +188,10 @@ def is_install_cell(source: str) -> bool:
 def student_notebook(
     solution: nbformat.NotebookNode, full: bool = False, source: str = INSTALL_SOURCE
 ) -> nbformat.NotebookNode:
-    """The student copy of a solution notebook (``source``: what its install cell installs)."""
+    """The student copy of a solution notebook (``source``: what its install cell installs); its
+    metadata lists the checks the executed solution shows (a class edition has no solutions)."""
+    from checks.compare import shown_checks
+
     nb = nbformat.from_dict(solution)
     first = next((c for c in nb.cells if c.cell_type == "code"), None)
     for cell in nb.cells:
@@ -199,6 +202,7 @@ def student_notebook(
             cell.execution_count = None
         cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)
+    nb.metadata[METADATA] = {"checks": shown_checks(solution.cells)}
     return nb
 
 
