@@ -29,9 +29,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent.parent)
-)  # a checkout works without `pip install -e .`
+# a checkout works without `pip install -e .`
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import checks  # noqa: E402
 

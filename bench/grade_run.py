@@ -31,9 +31,8 @@ def main() -> None:
     ap.add_argument("--executor", default="local")
     a = ap.parse_args()
     settings = Settings(steps=a.steps, jobs=a.jobs)
-    extra = (
-        {} if a.executor == "local" else {"executor": a.executor}
-    )  # the baseline knows no executors
+    # the baseline knows no executors
+    extra = {} if a.executor == "local" else {"executor": a.executor}
     with tempfile.TemporaryDirectory() as warm:
         grade(a.submissions[:1], Path(warm), settings, progress=lambda s: None, cache=a.cache)
     started = time.monotonic()

@@ -201,9 +201,8 @@ def _numpy_safe(x: Any) -> Any:
         try:
             return torch.as_tensor(x, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
-            return torch.as_tensor(
-                x
-            )  # a complex number or a ragged list: refused or explained below
+            # a complex number or a ragged list: refused or explained below
+            return torch.as_tensor(x)
     return x
 
 

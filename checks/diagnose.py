@@ -858,9 +858,8 @@ def _one_weight_off(A: torch.Tensor, yd: torch.Tensor, ctx: Context) -> list[tup
         if fits and abs(a - 1) > 1e-3 and (abs(a + 1) < 1e-3 or simple_factor(a, ctx.batch_sizes)):
             found.append((j, a))
     signs = [(j, a) for j, a in found if abs(a + 1) < 1e-3]
-    return (
-        signs if len(signs) == 1 else found
-    )  # one path with its sign flipped is the likeliest slip
+    # one path with its sign flipped is the likeliest slip
+    return signs if len(signs) == 1 else found
 
 
 def _misplaced(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> bool:
@@ -954,9 +953,8 @@ def _mask(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | N
 
     where = "the scores before the softmax (`masked_fill(~mask, float('-inf'))`)"
     sums = y.sum(-1)
-    uneven = (
-        float(sums.max() - sums.min()) > 1e-3
-    )  # a mask after the softmax leaves each row its own sum
+    # a mask after the softmax leaves each row its own sum
+    uneven = float(sums.max() - sums.min()) > 1e-3
     if not bool(y[masked].any()) and uneven and close(rescaled(y), e, ctx.rtol, ctx.atol):
         return "mask", (
             f"your {ctx.answer} is 0 where the mask is, but its rows sum to less than 1: the mask "

@@ -687,9 +687,8 @@ def value_graph(root: object) -> tuple[list[Node], list[Edge]]:
                 stack.append((child, False))
     nodes: list[Node] = []
     edges: list[Edge] = []
-    name = {
-        id(v): f"v{k}" for k, v in enumerate(order)
-    }  # ids in graph order: the same on every run
+    # ids in graph order: the same on every run
+    name = {id(v): f"v{k}" for k, v in enumerate(order)}
     for v in order:
         vid = name[id(v)]
         label = str(getattr(v, "label", "") or "")

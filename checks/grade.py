@@ -118,9 +118,8 @@ class AnswerCell:
     probe: str | None
     solution: str
     template: str  # the student copy of the cell
-    checks: list[str] = field(
-        default_factory=list
-    )  # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
+    # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
+    checks: list[str] = field(default_factory=list)
     facts: str | None = None  # an expression giving {name: checks.facts} in the reference run
 
 
@@ -152,9 +151,8 @@ def load_exercise(path: Path) -> Exercise:
             if m:  # "# Exercise 2: ..." or "## 2. ...": the checks that follow are ex2/...
                 section = f"ex{m.group(1)}"
             continue
-        hints = cell.metadata.get(
-            "workbook", {}
-        )  # a probe: how to read answers that live inside a function or class
+        # a probe: how to read answers that live inside a function or class
+        hints = cell.metadata.get("workbook", {})
         names = list(hints.get("checks", [])) or (
             answer_names(cell.source) if cell.cell_type == "code" else []
         )
@@ -200,18 +198,14 @@ class Plan:
     """A grading notebook and what its code cells are for (by position among the code cells)."""
 
     nb: nbformat.NotebookNode
-    concerns: list[
-        str
-    ]  # per cell: the checks of a learner's cell, "grader", or "" (the instructor's)
-    records: dict[int, list[str]] = field(
-        default_factory=dict
-    )  # a grader cell -> the checks it records
-    states: dict[int, int] = field(
-        default_factory=dict
-    )  # reference run: a cell -> the answer cell it precedes
-    learner: dict[int, list[str]] = field(
-        default_factory=dict
-    )  # a cell running learner code -> its checks
+    # per cell: the checks of a learner's cell, "grader", or "" (the instructor's)
+    concerns: list[str]
+    # a grader cell -> the checks it records
+    records: dict[int, list[str]] = field(default_factory=dict)
+    # reference run: a cell -> the answer cell it precedes
+    states: dict[int, int] = field(default_factory=dict)
+    # a cell running learner code -> its checks
+    learner: dict[int, list[str]] = field(default_factory=dict)
 
 
 def record_cell(cell: AnswerCell, facts: bool = False) -> str:
@@ -250,10 +244,8 @@ def _wipes_after(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and ".backward(" in cell.source
 
 
-STATE, NAMES = (
-    "state::",
-    "names::",
-)  # the reference values' keys for the state before an answer cell
+# the reference values' keys for the state before an answer cell
+STATE, NAMES = "state::", "names::"
 
 
 def hand_ins(ex: Exercise, ref: dict) -> list[str]:
@@ -276,9 +268,8 @@ def hand_ins(ex: Exercise, ref: dict) -> list[str]:
         ]
         delta = {n: now[n] for n in names if not _same(given.get(n, _UNSET), now[n])}
         given.update(delta)
-        drop = (
-            [] if ans.probe else ans.names
-        )  # an answer left over from an earlier cell earns nothing here
+        # an answer left over from an earlier cell earns nothing here
+        drop = [] if ans.probe else ans.names
         cells.append(
             f"__gr.restore(globals(), {recorder.pack(delta)!r},\n"
             f"            {names!r}, {answers!r}, {drop!r})"
@@ -530,9 +521,8 @@ _RUNNING: dict[
     int, str | None
 ] = {}  # the process groups of the grading runs under way -> their task
 _STOPPING = threading.Event()  # set by Ctrl-C: runs cut short are not recorded as graded
-_STOPPED_TASKS: set[str] = (
-    set()
-)  # dask tasks the client gave up: their runs are killed, no more start
+# dask tasks the client gave up: their runs are killed, no more start
+_STOPPED_TASKS: set[str] = set()
 _TASK = threading.local()  # .name: the dask task this thread runs, if any
 STOPPED = "grading was stopped (Ctrl-C) before this notebook ran"
 
@@ -562,21 +552,17 @@ def _stopped() -> bool:
 
 @dataclass
 class Run:
-    values: dict[
-        str, object
-    ]  # check id -> the recorded value (and FACTS + check id -> graph facts)
+    # check id -> the recorded value (and FACTS + check id -> graph facts)
+    values: dict[str, object]
     cell_errors: dict[int, str]
     fault: str | None  # a problem with the whole run (timeout, crash before anything was recorded)
     seconds: float
-    states: dict[int, dict] = field(
-        default_factory=dict
-    )  # reference run: answer cell k -> the state before it
-    autograd: dict[int, list[str]] = field(
-        default_factory=dict
-    )  # a cell -> the autograd calls made while it ran
-    cell_seconds: dict[int, float] = field(
-        default_factory=dict
-    )  # a cell -> its time as the test runner took it
+    # reference run: answer cell k -> the state before it
+    states: dict[int, dict] = field(default_factory=dict)
+    # a cell -> the autograd calls made while it ran
+    autograd: dict[int, list[str]] = field(default_factory=dict)
+    # a cell -> its time as the test runner took it
+    cell_seconds: dict[int, float] = field(default_factory=dict)
     reached: set[int] = field(default_factory=set)  # the cells the test runner saw finish
     truncated: dict[int, int] = field(default_factory=dict)  # a cell -> the outputs cut from it
 
@@ -628,6 +614,7 @@ def run_notebook(
         for k, v in os.environ.items()
         if not k.startswith(("PYTEST", "GRADE_", "JUPYTER", "WORKBOOK"))
     }
+    # the two plugins below, not every installed one (0.6 s)
     env.update(
         JUPYTER_PATH=str(workdir),
         JUPYTER_RUNTIME_DIR=str(runtime),
@@ -635,7 +622,7 @@ def run_notebook(
         JUPYTER_CONFIG_DIR=str(workdir / "config"),
         PYTHONDONTWRITEBYTECODE="1",
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-    )  # the two plugins below, not every installed one (0.6 s)
+    )
     cmd = [
         sys.executable,
         "-m",

@@ -36,9 +36,8 @@ class IpcKernelManager(KernelManager):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        base = os.path.join(
-            jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}"
-        )  # the folder the sandbox shares
+        # the folder the sandbox shares
+        base = os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}")
         self.connection_file, self.ip = base + ".json", base + "-ipc"
 
 

@@ -29,9 +29,8 @@ import torch
 
 from checks.mime import MIME
 
-STATE_LIMIT = (
-    2**16
-)  # elements: larger tensors (a whole data set) are left as the notebook made them
+# elements: larger tensors (a whole data set) are left as the notebook made them
+STATE_LIMIT = 2**16
 _ORIGINAL: dict[str, Callable] = {}
 _STATE: dict[str, Any] = {}  # the instructor's state as handed in so far (this kernel's copy)
 _SETTLED: list[

@@ -62,9 +62,8 @@ def write_reports(
     rows: list[dict], out: Path, ignored: list[str] | None = None, settings: Settings | None = None
 ) -> None:
     """Write ``grades.csv``, ``totals.csv`` and ``report.md`` of ``rows`` into ``out``."""
-    rows = sorted(
-        rows, key=lambda r: (r["submission"], r["notebook"])
-    )  # stable: checks stay in notebook order
+    # stable: checks stay in notebook order
+    rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))
     write_csv(out / "grades.csv", FIELDS, rows)
     try:  # the instructor's overrides: never written here but for an empty file with its header
         overrides, unread = load_overrides(ensure_overrides(out)), []

@@ -29,13 +29,14 @@ from checks.data import _data_dir
 
 KERNEL_NAME = "workbook-sandbox"
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+# harmless, and what makes runs alike
 PASSED_ON = (
     "LANG",
     "LC_ALL",
     "OMP_NUM_THREADS",
     "MKL_NUM_THREADS",
     "TZ",
-)  # harmless, and what makes runs alike
+)
 
 
 @functools.cache

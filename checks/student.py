@@ -144,6 +144,7 @@ def _solution_lines(block: str, name: str) -> str:
             and n.value.id == name
             for n in ast.walk(stmt)
         )
+        # dC.index_add_(...)
         stores = stores or any(
             isinstance(n, ast.Call)
             and isinstance(n.func, ast.Attribute)
@@ -151,7 +152,7 @@ def _solution_lines(block: str, name: str) -> str:
             and isinstance(n.func.value, ast.Name)
             and n.func.value.id == name
             for n in ast.walk(stmt)
-        )  # dC.index_add_(...)
+        )
         if stores:
             keep.append(ast.get_source_segment(code, stmt))
     return "\n".join(keep) or code.strip()

@@ -105,9 +105,8 @@ class Result:
     notes: tuple[Note, ...] = ()
     worst: Worst | None = None
     missing_uses: tuple[str, ...] = ()  # a missing-path: the uses whose contributions are left out
-    compared: tuple[Any, Any] | None = field(
-        default=None, repr=False, compare=False
-    )  # (yours, expected)
+    # (yours, expected)
+    compared: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
     _shown_in: int | None = field(default=None, repr=False, compare=False)
     blamed: tuple[str, ...] = ()  # an upstream: the first wrong answers it was built on
 

@@ -170,9 +170,8 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
         (tmp_path / "subs" / name / NB2).write_text(slow)
         subs.append(tmp_path / "subs" / name)
     out = tmp_path / "out"
-    scratch = Path(
-        tempfile.mkdtemp(prefix="wbc-", dir="/tmp")
-    )  # short: the kernels' sockets live under it
+    # short: the kernels' sockets live under it
+    scratch = Path(tempfile.mkdtemp(prefix="wbc-", dir="/tmp"))
     shutil.copytree(cache, out / ".reference")
     cmd = [
         sys.executable,
@@ -194,10 +193,8 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
         "--cell-timeout",
         "300",
     ]
-    env = {
-        **os.environ,
-        "TMPDIR": str(scratch),
-    }  # every folder the runs make, so every process names it
+    # every folder the runs make, so every process names it
+    env = {**os.environ, "TMPDIR": str(scratch)}
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,

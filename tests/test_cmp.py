@@ -509,9 +509,8 @@ def test_a_negative_factor_is_said_once(shape, k, words):
     t = leaf_with_grad(shape)
     res = cmp("d", t.grad * k, t, quiet=True)
     assert res.mistake == "scale" and words in res.hint, res.hint
-    assert (
-        "with the sign flipped" not in res.hint and res.hint.count("sign") == 2
-    )  # "the sign flipped", "check the sign"
+    # "the sign flipped", "check the sign"
+    assert "with the sign flipped" not in res.hint and res.hint.count("sign") == 2
 
 
 def test_a_negative_batch_factor_names_the_sign_and_the_batch_size():
@@ -614,9 +613,8 @@ def test_the_root_is_the_last_named_scalar_not_an_intermediate_one():
 @pytest.mark.parametrize("retain", [False, True])
 def test_contributions_that_cannot_be_measured_are_said_to_be_unknown(retain):
     ta, tb = scalar(3.0), scalar(-2.0)
-    tL = (
-        (ta * tb + ta) * 1.5
-    )  # neither use's output is named or kept: after a plain backward, nothing to rebuild from
+    # neither use's output is named or kept: after a plain backward, nothing to rebuild from
+    tL = (ta * tb + ta) * 1.5
     tL.backward(retain_graph=retain)
     res = cmp("a", 1.5 * -2.0, ta, quiet=True)
     if retain:

@@ -363,9 +363,8 @@ def test_the_summary_of_notebook_03_maps_a_missing_path_as_a_red_edge():
     dlogprobs[range(n), Yb] = -1.0 / n
     dprobs = dlogprobs / f["probs"].detach()
     cmp("probs", dprobs, f["probs"], quiet=True)
-    res = cmp(
-        "counts", f["counts_sum_inv"] * dprobs, f["counts"], quiet=True
-    )  # the path through counts_sum left out
+    # the path through counts_sum left out
+    res = cmp("counts", f["counts_sum_inv"] * dprobs, f["counts"], quiet=True)
     assert res.mistake == "missing-path" and res.missing_uses == ("counts_sum",)
     page = Summary("03-makemore-backprop").map()
     root = parse(page[page.index("<svg") : page.rindex("</svg>") + 6])

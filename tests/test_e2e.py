@@ -374,9 +374,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
                 page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook.jp-mod-editMode")
             ).to_have_count(1)
             page.keyboard.press("Control+a")  # in the cell's editor: select the cell's whole text
-            page.keyboard.insert_text(
-                "\n".join(source)
-            )  # inserted as is: no auto-indent, no auto-closed brackets
+            # inserted as is: no auto-indent, no auto-closed brackets
+            page.keyboard.insert_text("\n".join(source))
             assert _editor_text(cell) == "\n".join(source)
             page.keyboard.press("Shift+Enter")
 
@@ -440,9 +439,8 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         rerun(logprobs_cell)
         expect(logprobs_area).to_contain_text("dlogprobs: hint 3 of 3, a skeleton", timeout=RUN_ONE)
         expect(logprobs_area).to_contain_text("reveal=True")
-        expect(logprobs_area).not_to_contain_text(
-            "dlogprobs[range(n), Yb] = -1.0 / n"
-        )  # not before it is asked for
+        # not before it is asked for
+        expect(logprobs_area).not_to_contain_text("dlogprobs[range(n), Yb] = -1.0 / n")
         logprobs_cell.scroll_into_view_if_needed()
         logprobs_cell.screenshot(path=str(ARTIFACTS / "05-hint.png"))
         page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)

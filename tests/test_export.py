@@ -101,13 +101,14 @@ def test_overrides_file_is_created_once_and_survives_a_regrade(out):
 
 
 def test_an_override_names_a_learner_by_folder_and_bad_lines_are_said(out):
+    # nobody
     (out / "overrides.csv").write_text(
         "learner,notebook,check,score,comment\n"
         "cy,,ex1/dlogprobs,1,late answer accepted\n"  # folder name, notebook left out
         "ann,02-tensor-backprop.ipynb,ex1/dY,0,copied\n"  # the notebook as in grades.csv
         "101,,ex1/dY,1,\n"  # a roster ID: not a folder name
         "zed,,ex1/dY,1,\n"
-    )  # nobody
+    )
     scores, warnings = with_overrides(CLASS, load_overrides(out / "overrides.csv"))
     got = {(s.submission, s.check): (s.points, s.comment) for s in scores if s.overridden}
     assert got == {

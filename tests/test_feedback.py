@@ -196,12 +196,13 @@ def test_a_bessel_slip_inside_the_fused_batch_norm_formula_names_the_term(mm):
         * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))
     )
     assert cmp("hprebn (fused)", right, f["hprebn"], quiet=True).ok
+    # n/(n-1) left out
     dhprebn = (
         bngain
         * bnvar_inv
         / n
         * (n * dhpreact - dhpreact.sum(0) - bnraw * (dhpreact * bnraw).sum(0))
-    )  # n/(n-1) left out
+    )
     res = cmp("hprebn (fused)", dhprebn, f["hprebn"], quiet=True)
     assert res.mistake == "bessel", res
     assert "`bndiff2` (pow)" in res.hint and "31/32" in res.hint, res.hint

@@ -77,9 +77,8 @@ def make_submissions(root):
     )
     save("ursula-two-copies", filled())
     blank = nbformat.read(STUDENT, as_version=4)
-    nbformat.write(
-        blank, subs["ursula-two-copies"] / "03-makemore-backprop-old.ipynb"
-    )  # a stale copy
+    # a stale copy
+    nbformat.write(blank, subs["ursula-two-copies"] / "03-makemore-backprop-old.ipynb")
     victor = filled()
     ex2 = cell_with(victor, "cmp('logits (fused)'")
     ex2.source = "\n".join(
@@ -122,9 +121,8 @@ def make_submissions(root):
     )
     ivan.cells[a], ivan.cells[b] = ivan.cells[b], ivan.cells[a]
     save("ivan-deleted-and-reordered", ivan)
-    other = [
-        c for c in nbformat.read(STUDENT, as_version=4).cells if c.cell_type == "markdown"
-    ]  # prose, no answers
+    # prose, no answers
+    other = [c for c in nbformat.read(STUDENT, as_version=4).cells if c.cell_type == "markdown"]
     save(
         "judy-wrong-exercise",
         nbformat.v4.new_notebook(
@@ -163,10 +161,11 @@ def make_submissions(root):
     yuri = root / "yuri-value-bug"
     yuri.mkdir()
     bodies = dict(t1.BODIES)
+    # = for +=
     bodies["self * other"] = [
         "self.grad = out.grad * other.data",
         "other.grad = out.grad * self.data",
-    ]  # = for +=
+    ]
     nbformat.write(
         t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS), bodies),
         yuri / "01-scalar-autograd.ipynb",
@@ -357,17 +356,15 @@ def test_the_other_notebooks_are_graded_too(graded):
     }
     assert all(len(v) >= 15 for v in by_nb.values())
     assert all(r["passed"] == "true" for r in mine), [r for r in mine if r["passed"] != "true"]
-    assert len({(r["notebook"], r["check"]) for r in mine}) == len(
-        mine
-    )  # repeated names get their own ids
+    # repeated names get their own ids
+    assert len({(r["notebook"], r["check"]) for r in mine}) == len(mine)
 
 
 def test_the_value_class_is_graded_operation_by_operation(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "yuri-value-bug")
-    assert set(bad) == {"ex3/mul_same"}, {
-        c: r["reason"] for c, r in bad.items()
-    }  # x * x: 3 instead of 6
+    # x * x: 3 instead of 6
+    assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}
     assert bad["ex3/mul_same"]["mistake"] == "missing-path"  # as the notebook says: used twice
     assert rows_of(rows, "yuri-value-bug")["ex3/mul"]["passed"] == "true"
 
@@ -426,9 +423,8 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
 
     subs, out, *_ = graded
     mine = tmp_path / "out"
-    shutil.copytree(
-        out / ".reference", mine / ".reference"
-    )  # the same settings: the reference is cached
+    # the same settings: the reference is cached
+    shutil.copytree(out / ".reference", mine / ".reference")
     cmd = [
         sys.executable,
         "-m",
@@ -524,10 +520,11 @@ def test_seed_and_batch_are_drawn_fresh_kept_for_a_resumed_run_and_reported(tmp_
     assert 16 <= batch <= 48 and (tmp_path / "a" / "settings.json").exists()
     assert draw_numbers(tmp_path / "a", None, None) == (seed, batch)  # resumed: the same numbers
     assert draw_numbers(tmp_path / "a", 7, None) == (7, batch)  # the instructor's seed wins
+    # not the numbers that ship with the code
     assert (seed, batch) != (
         Settings().seed,
         Settings().batch,
-    )  # not the numbers that ship with the code
+    )
 
 
 def test_the_report_names_the_seed_and_batch(graded):
@@ -548,9 +545,8 @@ def test_a_cell_that_assigns_nothing_earns_nothing(graded):
 def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
     _, _, rows, _ = graded
     mine = rows_of(rows, "wendy-runs-autograd")
-    row = mine[
-        "ex1/dprobs"
-    ]  # a right value, but autograd ran in the cell: not credited until looked at
+    # a right value, but autograd ran in the cell: not credited until looked at
+    row = mine["ex1/dprobs"]
     assert row["passed"] == "false" and row["mistake"] == "review", row
     assert (
         row["reason"].startswith("the cell uses what an answer may not (")

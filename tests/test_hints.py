@@ -39,9 +39,10 @@ def test_the_comment_lines_make_the_todo_and_the_ladder():
     ladder = ladders(CELL)["dcounts"]
     assert ladder["rungs"][0].startswith("counts feeds two places")
     assert ladder["rungs"][2] == "dcounts = ____ * dprobs\ndcounts += ____"
+    # not `other = 1`
     assert ladder["solution"] == (
         "dcounts = counts_sum_inv * dprobs\ndcounts += torch.ones_like(counts) * dcounts_sum"
-    )  # not `other = 1`
+    )
 
 
 def test_a_hint_for_a_name_the_block_does_not_assign_is_refused():
@@ -173,9 +174,8 @@ def test_a_name_asked_twice_gets_the_ladder_of_the_check_run_last():
     (x * x).backward()
     checks.cmp("a (a*a)", 6.0, x, quiet=True)  # the quiz of notebook 01 was run last
     quiz = checks.hint("da")
-    assert (
-        quiz.number == 1 and quiz.text != first.text
-    )  # the quiz's own ladder, from its first rung
+    # the quiz's own ladder, from its first rung
+    assert quiz.number == 1 and quiz.text != first.text
     assert hints.used("a (a*a)") == (1, False)
     reset()
     hints.reset()

@@ -424,9 +424,8 @@ def test_value_class_has_one_short_closure_per_operation():
         ), name
     for name in DERIVED:
         body = m[name].body
-        assert len(body) == 1 and isinstance(body[0], ast.Return), (
-            name
-        )  # built from the basic operations
+        # built from the basic operations
+        assert len(body) == 1 and isinstance(body[0], ast.Return), name
     assert ast.unparse(m["__sub__"].body[0]) == "return self + -other"
     assert ast.unparse(m["__truediv__"].body[0]) == "return self * other ** (-1)"
     assert "reversed" in ast.unparse(m["backward"])

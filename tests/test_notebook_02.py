@@ -71,9 +71,8 @@ def test_student_copy_reports_not_written_for_every_check(handed_out):
 
 def test_student_copy_stops_only_where_it_must(handed_out):
     errors = errors_of(handed_out)
-    assert len(errors) == 3, (
-        errors
-    )  # the printouts of sections 1 and 2 and the shape table of section 3
+    # the printouts of sections 1 and 2 and the shape table of section 3
+    assert len(errors) == 3, errors
     for i, ename, evalue in errors:
         assert ename == "NotWritten", (i, ename, evalue)
         assert "require(" in handed_out.cells[i].source and "first" in evalue
@@ -195,9 +194,8 @@ def test_wrong_answers_fail_with_the_right_mistake(case, seed, monkeypatch):
     """Each wrong answer fails its own check with the right word, and every other check passes
     (with other seeds too)."""
     if seed is not None:
-        monkeypatch.setenv(
-            "WORKBOOK_SEED", seed
-        )  # the kernel inherits it: other numbers, same verdicts
+        # the kernel inherits it: other numbers, same verdicts
+        monkeypatch.setenv("WORKBOOK_SEED", seed)
     changes, expected = WRONG[case]
     nb = run(fill(nbformat.read(STUDENT, as_version=4), with_changes(changes)))
     assert errors_of(nb) == []

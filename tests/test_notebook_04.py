@@ -146,9 +146,8 @@ def test_student_copy_reports_not_written_for_every_check(handed_out):
 
 def test_student_copy_stops_only_where_it_must(handed_out):
     errors = errors_of(handed_out)
-    assert len(errors) == 5, (
-        errors
-    )  # the training run, then the loss curve, the table, the top 3 and the embeddings
+    # the training run, then the loss curve, the table, the top 3 and the embeddings
+    assert len(errors) == 5, errors
     for i, ename, evalue in errors:
         assert ename == "NotWritten", (i, ename, evalue)
         src = handed_out.cells[i].source
@@ -159,9 +158,8 @@ def test_student_copy_stops_only_where_it_must(handed_out):
 
 def test_student_copy_shows_what_needs_no_answer(handed_out):
     out = outputs(handed_out)
-    assert (
-        "total                               39,025" in out
-    )  # the chapter's parameter count, before any answer
+    # the chapter's parameter count, before any answer
+    assert "total                               39,025" in out
     assert re.search(r"^val\s+2\.45\d\d\s+11\.6\d$", out, re.M)  # the bigram by counting
 
 
@@ -186,9 +184,8 @@ def test_filled_student_copy_trains_below_the_bigram(filled):
     out = outputs(filled)
     table = held_out(out)
     assert table["bigram"][0] == 27**2 and table["mlp"][0] == 19_915
-    assert (
-        table["mlp"][2] < table["bigram"][2] - 0.1 and table["mlp"][3] < table["bigram"][3] - 0.1
-    )  # val, test: 300 steps
+    # val, test: 300 steps
+    assert table["mlp"][2] < table["bigram"][2] - 0.1 and table["mlp"][3] < table["bigram"][3] - 0.1
     assert "(after 300 training steps)" in out
     assert "most similar pairs (cosine):" in out
 
@@ -271,9 +268,8 @@ def test_committed_solution_holds_the_full_run_with_the_mlp_clearly_below_the_bi
     assert "20000/20000: loss" in out and "(after 20,000 training steps)" in out
     table = held_out(out)
     bigram, mlp = table["bigram"], table["mlp"]
-    assert (
-        2.40 < bigram[2] < 2.50 and 2.40 < bigram[3] < 2.50
-    )  # val and test; the lectures: about 2.45
+    # val and test; the lectures: about 2.45
+    assert 2.40 < bigram[2] < 2.50 and 2.40 < bigram[3] < 2.50
     assert mlp[2] < 2.15 and mlp[3] < 2.15  # the lectures: near 2.1
     assert bigram[3] - mlp[3] > 0.3
     assert mlp[4] == pytest.approx(math.exp(mlp[3]), abs=0.01) and bigram[4] == pytest.approx(

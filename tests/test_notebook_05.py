@@ -230,9 +230,8 @@ def test_filled_student_copy_passes_every_check(filled):
 def test_filled_student_copy_trains_below_the_bigram(filled):
     out = outputs(filled)
     rows = {name: nats for name, _, *nats in TABLE.findall(out)}
-    assert float(rows["GPT, your gradients"][1]) < float(
-        rows["bigram (counts + 1)"][1]
-    )  # val, after 200 steps
+    # val, after 200 steps
+    assert float(rows["GPT, your gradients"][1]) < float(rows["bigram (counts + 1)"][1])
     assert rows["GPT, your gradients"] == rows["GPT, autograd"]  # to 4 decimals
     assert "(after 200 training steps)" in out
     assert len(re.findall(r"^(?:\S+  ){19}\S+$", out, re.M)) == 1  # twenty names on one line
@@ -252,9 +251,8 @@ def test_a_missing_scale_is_a_factor_of_sqrt_head_size():
         dk=[ANSWERS["dk"][0], "torch.einsum('...ts,...td->...sd', datt, q)"],
     )
     assert "the square root of the head size" in found["q"][1], found["q"]
-    assert found["q"][0] == "scale" and "3 times" in found["q"][1], found[
-        "q"
-    ]  # sqrt(head_size) = sqrt(9)
+    # sqrt(head_size) = sqrt(9)
+    assert found["q"][0] == "scale" and "3 times" in found["q"][1], found["q"]
     assert found["k (fused)"][0] == "scale" and "3 times" in found["k (fused)"][1], found[
         "k (fused)"
     ]
@@ -326,9 +324,8 @@ def test_committed_solution_holds_the_full_run():
         rows["GPT, your gradients"],
         rows["GPT, autograd"],
     )
-    assert (
-        float(gpt[1]) < float(rows["MLP, notebook 03"][1]) < float(bigram[1])
-    )  # val: GPT < MLP < bigram
+    # val: GPT < MLP < bigram
+    assert float(gpt[1]) < float(rows["MLP, notebook 03"][1]) < float(bigram[1])
     assert abs(float(gpt[1]) - float(auto[1])) < 0.01
     smoothed = float(
         re.search(r"largest difference of the smoothed curves: (\S+) nats", out).group(1)

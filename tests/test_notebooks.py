@@ -262,9 +262,8 @@ def makemore_filled():
 def test_filled_student_copy_passes_every_check(makemore_filled):
     assert errors_of(makemore_filled) == []
     lines = [m for cell in makemore_filled.cells for m in LINE.findall(text_of(cell))]
-    assert (
-        len(lines) == 28 + 7
-    )  # the 28 checks and the 7 parameters of exercise 4's final comparison
+    # the 28 checks and the 7 parameters of exercise 4's final comparison
+    assert len(lines) == 28 + 7
     assert all(approx.strip() == "True" for _, _, approx, _ in lines), [
         m for m in lines if m[2].strip() != "True"
     ]

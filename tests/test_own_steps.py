@@ -254,9 +254,10 @@ def slips03(
     # dhprebn with the mean's 1/n left out: its `dhpreact.sum(0)` (dbnbias) taken n times
     mean = -(n - 1) * bngain * bnvar_inv / n * dbnbias.expand(n, -1)
     demb = per_position03(ns, net, Xb, Yb)
+    # the per-position rows add up to the step's dC
     assert torch.allclose(
         torch.zeros_like(C).index_add_(0, Xb.view(-1), demb), dC, rtol=1e-5, atol=1e-7
-    )  # the per-position rows add up to the step's dC
+    )
 
     def into_C(dhprebn_change: torch.Tensor) -> torch.Tensor:
         return torch.zeros_like(C).index_add_(

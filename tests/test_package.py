@@ -29,12 +29,13 @@ from checks.student import install_cell
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 REPO_URL = PYPROJECT["project"]["urls"]["Repository"]
+# [grade], [dask]
 GRADE_ONLY = {
     "checks.grade",
     "checks.student",
     "checks.nbrecord",
     "checks.cluster",
-}  # [grade], [dask]
+}
 NOT_IN_LEARNER_INSTALL = [
     "nbformat",
     "nbval",
@@ -199,9 +200,8 @@ def test_the_repositorys_tests_never_collect_a_learners_folder():
             cwd=CHECKOUT,
         )
         assert proc.returncode == 0, proc.stdout[-2000:]
-        assert (
-            "solutions/03-makemore-backprop.ipynb::Cell 0" in proc.stdout
-        )  # nbval collects the solutions
+        # nbval collects the solutions
+        assert "solutions/03-makemore-backprop.ipynb::Cell 0" in proc.stdout
         assert folder.name not in proc.stdout
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -485,9 +485,8 @@ resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
     # the instructor's extra: the self-check, from the wheel's own solutions
     run(*pip, f"backprop-workbook[grade] @ {wheel.as_uri()}")
     two = folder / "02-tensor-backprop.ipynb"
-    two.write_text(
-        two.read_text().replace("dY = ...", "dY = dD.clone()", 1)
-    )  # the hint's last rung
+    # the hint's last rung
+    two.write_text(two.read_text().replace("dY = ...", "dY = dD.clone()", 1))
     checked = run(cli, "check", str(two))
     assert (
         "✓ ex1/dY" in checked.stdout

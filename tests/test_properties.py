@@ -123,9 +123,8 @@ def numerically_right(dt, e: torch.Tensor) -> bool:
     except Exception:
         return False
     ys, es = tuple(y.shape), tuple(e.shape)
-    k = len(es) - len(
-        ys
-    )  # only leading size-1 axes missing: it broadcasts back exactly (a pass, noted)
+    # only leading size-1 axes missing: it broadcasts back exactly (a pass, noted)
+    k = len(es) - len(ys)
     if ys != es and not (k > 0 and es[k:] == ys and set(es[:k]) == {1}):
         return False
     return bool(torch.allclose(y.reshape(es), e.double(), rtol=RTOL, atol=ATOL))

@@ -109,9 +109,8 @@ def test_no_cell_of_grades_or_totals_starts_a_formula_and_every_value_reads_back
     assert grades[0] == FIELDS
     assert {r[0] for r in grades[1:]} >= {"'" + n for n in HOSTILE if n[0] in "=+-@\t\r'"}
     wrote = [{**dict.fromkeys(FIELDS, ""), **r} for r in hostile_class()]  # empty columns read ""
-    assert read_grades(out) == sorted(
-        wrote, key=lambda r: (r["submission"], r["notebook"])
-    )  # exactly what the grader wrote, quotes and white space included
+    # exactly what the grader wrote, quotes and white space included
+    assert read_grades(out) == sorted(wrote, key=lambda r: (r["submission"], r["notebook"]))
     totals = _raw(out / "totals.csv")
     assert totals[0] == TOTALS
     for r in totals[1:]:  # the number columns stay numbers

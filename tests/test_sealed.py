@@ -413,11 +413,12 @@ def test_reading_the_grading_notebook_finds_no_solution(sealed):
     mine = rows_of(sealed, "att02-grading-notebook")
     assert not passed(mine), passed(mine)
     assert {r["mistake"] for r in mine.values()} <= {"missing", "review"}, not_passed(mine)
+    # (step() raises NotWritten)
     raised = {
         c: f"{r['reason']} {r['note']}"
         for c, r in mine.items()
         if "also raised" in r["note"] or "Error" in r["reason"]
-    }  # (step() raises NotWritten)
+    }
     assert not raised, raised  # the search ran in its try: no error left the cell
 
 
