@@ -113,58 +113,12 @@ def answer(
     """
     label = label or f"d{name}"
     if dt is None or isinstance(dt, EllipsisType):
-        what = "the `...`" if dt is ... else "None"
-        kind = (
-            "a number (or a 0-d tensor)"
-            if e.dim() == 0
-            else f"a tensor of shape {fmt_shape(e.shape)}"
-        )
-        if label == name:  # a value, computed by the learner's code elsewhere
-            raise Refused("missing", f"not written yet: {name} is {what}; {kind} is expected.")
-        raise Refused("missing", f"not written yet: replace {what} with {label}, {kind}.")
-    notes = []
+        raise _not_written(name, dt, e, label)
     if isinstance(dt, torch.Tensor):
-        if own_grad is not None and dt.numel() and _shares_storage(dt, own_grad):
-            raise Refused(
-                "autograd-grad",
-                f"this is autograd's own `{name}.grad`: compute "
-                f"{label} by hand from the forward pass.",
-            )
-        y = dt.detach()
-        if y.layout != torch.strided:
-            y = y.to_dense()
-    elif isinstance(getattr(dt, "data", None), (int, float)) and not isinstance(dt, (int, float)):
-        # a micrograd-style Value where a number was meant: a name in the formula means another
-        # thing
-        raise Refused(
-            "wrong",
-            (
-                f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later "
-                "cell has given a name in your formula a new meaning; run this section again from "
-                "its first code cell (or use .data for the number)."
-            ),
-        )
-    elif isinstance(dt, (str, bytes, dict, set)) or callable(dt):
-        raise Refused(
-            "wrong",
-            f"your {label} is a {type(dt).__name__}, not a tensor: compute it "
-            "with torch operations.",
-        )
+        y, notes = _own_tensor(name, dt, own_grad, label), []
     else:
-        try:
-            y = torch.as_tensor(_numpy_safe(dt))
-        except (TypeError, ValueError, RuntimeError) as exc:
-            raise Refused(
-                "wrong",
-                f"your {label} is a {type(dt).__name__} that cannot be made into a tensor ({exc}).",
-            ) from None
-        if type(dt).__module__ == "numpy":
-            notes.append(
-                Note(
-                    "converted",
-                    f"your answer was a numpy {type(dt).__name__}, converted to a tensor",
-                )
-            )
+        _refuse_non_number(dt, label)
+        y, notes = _made_tensor(dt, label)
     if y.is_complex():
         raise Refused("wrong", f"your {label} is complex ({y.dtype}); it must be real.")
     if y.dtype != e.dtype:
@@ -174,6 +128,64 @@ def answer(
     if y.device != e.device:
         y = y.to(e.device)
     return y, notes
+
+
+def _not_written(name: str, dt: Any, e: torch.Tensor, label: str) -> Refused:
+    """The refusal of an answer not written yet: None or the placeholder's ``...``."""
+    what = "the `...`" if dt is ... else "None"
+    kind = (
+        "a number (or a 0-d tensor)" if e.dim() == 0 else f"a tensor of shape {fmt_shape(e.shape)}"
+    )
+    if label == name:  # a value, computed by the learner's code elsewhere
+        return Refused("missing", f"not written yet: {name} is {what}; {kind} is expected.")
+    return Refused("missing", f"not written yet: replace {what} with {label}, {kind}.")
+
+
+def _own_tensor(
+    name: str, dt: torch.Tensor, own_grad: torch.Tensor | None, label: str
+) -> torch.Tensor:
+    """A tensor answer, detached and dense; refused when it is autograd's own ``.grad``."""
+    if own_grad is not None and dt.numel() and _shares_storage(dt, own_grad):
+        raise Refused(
+            "autograd-grad",
+            f"this is autograd's own `{name}.grad`: compute {label} by hand from the forward pass.",
+        )
+    y = dt.detach()
+    return y.to_dense() if y.layout != torch.strided else y
+
+
+def _refuse_non_number(dt: Any, label: str) -> None:
+    """Refuse an answer that is plainly no number: a micrograd ``Value``, a string, a callable."""
+    if isinstance(getattr(dt, "data", None), (int, float)) and not isinstance(dt, (int, float)):
+        # a micrograd-style Value where a number was meant: a name in the formula means another
+        # thing
+        raise Refused(
+            "wrong",
+            f"your {label} is a {type(dt).__name__} (data={dt.data}), not a number: a later "
+            "cell has given a name in your formula a new meaning; run this section again from "
+            "its first code cell (or use .data for the number).",
+        )
+    if isinstance(dt, (str, bytes, dict, set)) or callable(dt):
+        raise Refused(
+            "wrong",
+            f"your {label} is a {type(dt).__name__}, not a tensor: compute it with torch "
+            "operations.",
+        )
+
+
+def _made_tensor(dt: Any, label: str) -> tuple[torch.Tensor, list[Note]]:
+    """A number, list or numpy array as a tensor, with a note when it was numpy's."""
+    try:
+        y = torch.as_tensor(_numpy_safe(dt))
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise Refused(
+            "wrong",
+            f"your {label} is a {type(dt).__name__} that cannot be made into a tensor ({exc}).",
+        ) from None
+    if type(dt).__module__ != "numpy":
+        return y, []
+    what = f"your answer was a numpy {type(dt).__name__}, converted to a tensor"
+    return y, [Note("converted", what)]
 
 
 def _dtype_note(label: str, name: str, got: torch.dtype, want: torch.dtype) -> Note:

@@ -144,9 +144,8 @@ class Context:
     shared_over: Callable[[], list[int]] | None = None
     # Attention's head sizes (``head_size``, ``hs``): a factor of sqrt(head size) is a scale's slip.
     head_sizes: list[int] = field(default_factory=list)
-    source: str = (
-        "autograd"  # where the expected value comes from: "autograd", "central difference"
-    )
+    # where the expected value comes from: "autograd", "central difference"
+    source: str = "autograd"
     # Lazily computed graph facts: (label, contribution or None) for each use of the tensor,
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
     paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
@@ -243,126 +242,221 @@ def _batch_from_graph(ctx: Context) -> None:
 
 
 def diagnose_shape(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]:
-    """Mistake and hint for an answer whose shape differs from the tensor's."""
+    """Mistake and hint for an answer whose shape differs from the tensor's: the first rule of
+    ``SHAPE_RULES`` that explains it, else the axes that differ."""
     _batch_from_graph(ctx)
     ys, es = tuple(y.shape), tuple(e.shape)
     yours = (
         f"your {ctx.answer} has shape {fmt_shape(ys)} but "
         f"{ctx.target if ctx.value else ctx.tensor} has shape {fmt_shape(es)}"
     )
-    if y.numel() == 1 and e.numel() > 1:
-        what = "it must have that shape" if ctx.value else "a gradient has its tensor's shape"
-        return "shape", f"{yours}: {what}, one number per element."
+    for rule in SHAPE_RULES:
+        found = rule(y, e, ctx)
+        if found:
+            mistake, why = found
+            return mistake, f"{yours}: {why}"
+    return "shape", f"{yours}: {_sizes_differ(ys, es)}"
 
-    if y.dim() == e.dim() >= 2 and sorted(ys) == sorted(es) and y.dim() <= 4:
-        perms = [perm for perm in permutations(range(y.dim())) if tuple(ys[p] for p in perm) == es]
-        for perm in perms:
-            if close(y.permute(perm), e, ctx.rtol, ctx.atol):
-                how = (
-                    "use `.T` or swap the operands of the matrix product"
-                    if y.dim() == 2
-                    else f"permute{perm}"
-                )
-                return "transpose", f"{yours}: the values are right but transposed; {how}."
-        how = (
-            "check the order of the operands of the matrix product"
-            if y.dim() == 2
-            else f"as if permuted by {perms[0]}"
-        )
-        return (
-            "shape",
-            f"{yours}: that is its shape transposed ({how})"
-            f"{_after_permute(y.permute(perms[0]), e, ctx)}.",
-        )
 
-    for full, short, what, fix in (
-        (es, ys, "the size-1 {} was dropped", "sum with keepdim=True"),
-        (ys, es, "it has an extra size-1 {}", "sum without keepdim"),
-    ):
-        ones = _dropped_ones(full, short)
-        if ones is not None:
-            tail = " (the values are right)" if close(y.reshape(es), e, ctx.rtol, ctx.atol) else ""
-            return (
-                "shape",
-                f"{yours}: {what.format(fmt_axes(ones))}{tail}; {fix} or reshape to "
-                f"{fmt_shape(es)}.",
+# A shape rule takes (y, e, ctx) like a value rule and gives the mistake and what follows the
+# shapes in the hint ("your dW has shape (3, 2) but W has shape (2, 3): ..."), or None.
+
+
+def _one_number(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A single number where the tensor has several."""
+    if not (y.numel() == 1 and e.numel() > 1):
+        return None
+    what = "it must have that shape" if ctx.value else "a gradient has its tensor's shape"
+    return "shape", f"{what}, one number per element."
+
+
+def _permuted(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The tensor's sizes in another order (up to 4 axes): transposed values, or a transposed
+    shape whose values are wrong too."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    if not (y.dim() == e.dim() >= 2 and sorted(ys) == sorted(es) and y.dim() <= 4):
+        return None
+    perms = [perm for perm in permutations(range(y.dim())) if tuple(ys[p] for p in perm) == es]
+    for perm in perms:
+        if close(y.permute(perm), e, ctx.rtol, ctx.atol):
+            how = (
+                "use `.T` or swap the operands of the matrix product"
+                if y.dim() == 2
+                else f"permute{perm}"
             )
-
-    axes = _broadcast_axes(ys, es)
-    if axes is not None:
-        keep = len(ys) == len(es)
-        fixed = y.sum(dim=axes, keepdim=keep)
-        right = (
-            close(fixed.reshape(es), e, ctx.rtol, ctx.atol) if fixed.numel() == e.numel() else False
-        )
-        tail = ", and then it matches" if right else ""
-        kd = ", keepdim=True" if keep else ""
-        return "shape", (
-            f"{yours}: {ctx.tensor} was broadcast along {fmt_axes(axes)} in the forward pass, "
-            f"so sum your {ctx.answer} over {fmt_axes(axes)} (`.sum({_axes_arg(axes)}{kd})`){tail}."
-        )
-
-    if len(ys) == len(es):
-        summed = [i for i in range(len(es)) if ys[i] == 1 and es[i] != 1]
-        needed = [i for i in range(len(es)) if es[i] == 1 and ys[i] != 1]
-        if (
-            summed
-            and needed
-            and all(ys[i] == es[i] for i in range(len(es)) if i not in summed + needed)
-        ):
-            return "shape", (
-                f"{yours}: you summed over {fmt_axes(summed)}, but {ctx.answer} needs "
-                f"the sum over {fmt_axes(needed)} (the axis it was broadcast along)."
-            )
-    wrong_axis = _summed_without_keepdim(ys, es)
-    if wrong_axis is not None:
-        summed_axis, needed = wrong_axis
-        kd = ", keepdim=True" if len(es) == len(ys) + 1 else ""
-        return "shape", (
-            f"{yours}: you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along "
-            f"{fmt_axes(needed)}, so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
-        )
-
-    if y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol):
-        var = ctx.variable
-        shape = f"{var}.shape" if var else ", ".join(map(str, es))
-        return (
-            "shape",
-            f"{yours}: the values are right, so view them back into {ctx.tensor}'s shape "
-            f"(`.view({shape})`).",
-        )
-
-    differ = [
-        i for i in range(max(len(ys), len(es))) if i >= len(ys) or i >= len(es) or ys[i] != es[i]
-    ]
-    if len(ys) == len(es) - 1:
-        gone = [b for b in range(len(es)) if es[:b] + es[b + 1 :] == ys]
-        if gone:
-            return "shape", (
-                f"{yours}: axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
-                f"{ctx.tensor} was not broadcast along it, so {ctx.answer} needs no sum there."
-            )
-    if len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1 :] == es[1:]:
-        return "shape", (
-            f"{yours}: if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} "
-            f"into the row of {ctx.tensor} it came from, with `index_add_`, to get shape "
-            f"{fmt_shape(es)}."
-        )
-    if len(ys) == len(es) and all(ys[i] == 1 for i in differ):
-        sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
-        return "shape", (
-            f"{yours}: {ctx.tensor} has {sizes}, so {ctx.answer} needs one entry for each of them; "
-            "if a sum produced this in the forward pass, broadcast it back "
-            f"(e.g. `torch.ones_like({ctx.tensor}) * ...`)."
-        )
-    if len(ys) != len(es):
-        plural = "s" if len(ys) != 1 else ""
-        return "shape", f"{yours}: it has {len(ys)} dimension{plural} where {len(es)} are expected."
-    sizes = "; ".join(f"{ys[i]} vs {es[i]}" for i in differ)
+            return "transpose", f"the values are right but transposed; {how}."
+    how = (
+        "check the order of the operands of the matrix product"
+        if y.dim() == 2
+        else f"as if permuted by {perms[0]}"
+    )
     return (
         "shape",
-        f"{yours}: {fmt_axes(differ)} differ{'s' if len(differ) == 1 else ''} ({sizes}).",
+        f"that is its shape transposed ({how}){_after_permute(y.permute(perms[0]), e, ctx)}.",
     )
+
+
+def _size_one_dropped(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The tensor's shape without some of its size-1 axes: a sum without keepdim."""
+    ones = _dropped_ones(tuple(e.shape), tuple(y.shape))
+    if ones is None:
+        return None
+    return "shape", _size_one_hint(
+        y, e, ctx, f"the size-1 {fmt_axes(ones)} was dropped", "sum with keepdim=True"
+    )
+
+
+def _size_one_extra(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The tensor's shape with size-1 axes added: a keepdim too many."""
+    ones = _dropped_ones(tuple(y.shape), tuple(e.shape))
+    if ones is None:
+        return None
+    return "shape", _size_one_hint(
+        y, e, ctx, f"it has an extra size-1 {fmt_axes(ones)}", "sum without keepdim"
+    )
+
+
+def _size_one_hint(y: torch.Tensor, e: torch.Tensor, ctx: Context, what: str, fix: str) -> str:
+    """What is wrong with the size-1 axes, whether the values are right, and the fix."""
+    tail = " (the values are right)" if close(y.reshape(e.shape), e, ctx.rtol, ctx.atol) else ""
+    return f"{what}{tail}; {fix} or reshape to {fmt_shape(e.shape)}."
+
+
+def _not_summed(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The gradient of the broadcast tensor, not summed back over the axes it was broadcast
+    along."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    axes = _broadcast_axes(ys, es)
+    if axes is None:
+        return None
+    keep = len(ys) == len(es)
+    fixed = y.sum(dim=axes, keepdim=keep)
+    right = close(fixed.reshape(es), e, ctx.rtol, ctx.atol) if fixed.numel() == e.numel() else False
+    tail = ", and then it matches" if right else ""
+    kd = ", keepdim=True" if keep else ""
+    return "shape", (
+        f"{ctx.tensor} was broadcast along {fmt_axes(axes)} in the forward pass, "
+        f"so sum your {ctx.answer} over {fmt_axes(axes)} (`.sum({_axes_arg(axes)}{kd})`){tail}."
+    )
+
+
+def _summed_other_axis(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """A sum with keepdim over another axis than the one the tensor was broadcast along."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    if len(ys) != len(es):
+        return None
+    summed = [i for i in range(len(es)) if ys[i] == 1 and es[i] != 1]
+    needed = [i for i in range(len(es)) if es[i] == 1 and ys[i] != 1]
+    others = [i for i in range(len(es)) if i not in summed + needed]
+    if not (summed and needed and all(ys[i] == es[i] for i in others)):
+        return None
+    return "shape", (
+        f"you summed over {fmt_axes(summed)}, but {ctx.answer} needs "
+        f"the sum over {fmt_axes(needed)} (the axis it was broadcast along)."
+    )
+
+
+def _summed_other_axis_dropped(
+    y: torch.Tensor, e: torch.Tensor, ctx: Context
+) -> tuple[str, str] | None:
+    """A sum without keepdim over another axis than the one the tensor was broadcast along."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    wrong_axis = _summed_without_keepdim(ys, es)
+    if wrong_axis is None:
+        return None
+    summed_axis, needed = wrong_axis
+    kd = ", keepdim=True" if len(es) == len(ys) + 1 else ""
+    return "shape", (
+        f"you summed over axis {summed_axis}, but {ctx.tensor} was broadcast along "
+        f"{fmt_axes(needed)}, so sum over that (`.sum({_axes_arg(needed)}{kd})`)."
+    )
+
+
+def _flattened(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """The right values in another shape of as many elements (flattened, viewed otherwise)."""
+    es = tuple(e.shape)
+    if not (y.numel() == e.numel() and close(y.reshape(es), e, ctx.rtol, ctx.atol)):
+        return None
+    var = ctx.variable
+    shape = f"{var}.shape" if var else ", ".join(map(str, es))
+    return "shape", (
+        f"the values are right, so view them back into {ctx.tensor}'s shape (`.view({shape})`)."
+    )
+
+
+def _summed_away(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """One axis of the tensor missing, as if summed over, where no sum belongs."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    if len(ys) != len(es) - 1:
+        return None
+    gone = [b for b in range(len(es)) if es[:b] + es[b + 1 :] == ys]
+    if not gone:
+        return None
+    return "shape", (
+        f"axis {gone[0]} (of size {es[gone[0]]}) is gone, as if summed away; "
+        f"{ctx.tensor} was not broadcast along it, so {ctx.answer} needs no sum there."
+    )
+
+
+def _indexed(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """More axes than the tensor and its trailing sizes: the gradient of a lookup (``C[Xb]``)
+    not added back into the rows it came from."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    if not (len(es) >= 2 and len(ys) > len(es) and ys[len(ys) - len(es) + 1 :] == es[1:]):
+        return None
+    return "shape", (
+        f"if {ctx.tensor} was indexed (like C[Xb]), add each row of your {ctx.answer} "
+        f"into the row of {ctx.tensor} it came from, with `index_add_`, to get shape "
+        f"{fmt_shape(es)}."
+    )
+
+
+def _ones_for_sizes(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Size 1 on every axis where the tensor's size differs: one entry where it needs many."""
+    ys, es = tuple(y.shape), tuple(e.shape)
+    if len(ys) != len(es):
+        return None
+    differ = [i for i in range(len(es)) if ys[i] != es[i]]
+    if not all(ys[i] == 1 for i in differ):
+        return None
+    sizes = ", ".join(f"{es[i]} along axis {i}" for i in differ)
+    return "shape", (
+        f"{ctx.tensor} has {sizes}, so {ctx.answer} needs one entry for each of them; "
+        "if a sum produced this in the forward pass, broadcast it back "
+        f"(e.g. `torch.ones_like({ctx.tensor}) * ...`)."
+    )
+
+
+def _dimensions(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
+    """Another number of axes, in no way the rules above explain."""
+    if y.dim() == e.dim():
+        return None
+    plural = "s" if y.dim() != 1 else ""
+    return "shape", f"it has {y.dim()} dimension{plural} where {e.dim()} are expected."
+
+
+def _sizes_differ(ys: tuple[int, ...], es: tuple[int, ...]) -> str:
+    """The axes of two shapes of one length whose sizes differ, with those sizes."""
+    differ = [i for i in range(len(es)) if ys[i] != es[i]]
+    sizes = "; ".join(f"{ys[i]} vs {es[i]}" for i in differ)
+    return f"{fmt_axes(differ)} differ{'s' if len(differ) == 1 else ''} ({sizes})."
+
+
+# The shape rules, in the order tried: the first that explains the shape gives the diagnosis.
+SHAPE_RULES = (
+    _one_number,
+    _permuted,
+    _size_one_dropped,
+    _size_one_extra,
+    _not_summed,
+    _summed_other_axis,
+    _summed_other_axis_dropped,
+    _flattened,
+    _summed_away,
+    _indexed,
+    _ones_for_sizes,
+    _dimensions,
+)
 
 
 def _dropped_ones(full: tuple[int, ...], short: tuple[int, ...]) -> list[int] | None:

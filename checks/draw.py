@@ -134,6 +134,7 @@ class _Layout:
 
 
 def _check(nodes: Sequence[Node], edges: Sequence[Edge]) -> None:
+    """Refuse a graph that cannot be drawn: repeated ids, unknown kinds, states or nodes, loops."""
     ids = [n.id for n in nodes]
     if len(set(ids)) != len(ids):
         raise ValueError("node ids must be unique")
@@ -179,22 +180,56 @@ def _pava(target: list[float], weight: list[float], sep: list[float]) -> list[fl
     return [z + o for z, o in zip(out, offset, strict=True)]
 
 
+_Links = dict[Hashable, list[Hashable]]  # an item -> its neighbours in the layer before (after)
+
+
 def _layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> _Layout:
+    """Lay a graph out: layers, long edges through dummies, order in layers, heights, columns."""
     _check(nodes, edges)
     ids = [n.id for n in nodes]
-    index = {i: k for k, i in enumerate(ids)}
-    # one edge per (src, dst); missing if any of its copies is
+    state = _merged(edges)
+    layer = _layers(ids, state)
+    up, down, routes = _routes(ids, state, layer)
+    order = _order(_by_layer(ids, layer), down, up)
+    size = {n.id: _size(n) for n in nodes}
+    y = _heights(order, size, up, down)
+    return _place(order, layer, size, y, routes)
+
+
+def _merged(edges: Sequence[Edge]) -> dict[tuple[str, str], str]:
+    """One edge per (src, dst), in order of first appearance: missing if any of its copies is."""
     state: dict[tuple[str, str], str] = {}
     for e in edges:
         key = (e.src, e.dst)
         state[key] = "missing" if "missing" in (state.get(key), e.state) else e.state
+    return state
+
+
+def _layers(ids: list[str], state: dict[tuple[str, str], str]) -> dict[Hashable, int]:
+    """Each node's layer: its longest path from a source, a source moved right in front of its
+    first use, the first layer 0."""
     pred: dict[str, list[str]] = {i: [] for i in ids}
     succ: dict[str, list[str]] = {i: [] for i in ids}
     for s, d in state:
         succ[s].append(d)
         pred[d].append(s)
+    layer: dict[Hashable, int] = {}
+    for v in _topological(ids, pred, succ):
+        layer[v] = 1 + max((layer[p] for p in pred[v]), default=-1)
+    for v in ids:
+        if not pred[v] and succ[v]:
+            layer[v] = min(layer[d] for d in succ[v]) - 1
+    low = min(layer.values(), default=0)
+    for v in ids:
+        layer[v] -= low
+    return layer
 
-    # layers: longest path from a source (Kahn's order, ties by the caller's order)
+
+def _topological(
+    ids: list[str], pred: dict[str, list[str]], succ: dict[str, list[str]]
+) -> list[str]:
+    """The nodes in Kahn's order, ties broken by the caller's order; a cycle is an error."""
+    index = {i: k for k, i in enumerate(ids)}
     indeg = {i: len(pred[i]) for i in ids}
     ready = [i for i in ids if indeg[i] == 0]
     topo: list[str] = []
@@ -208,19 +243,16 @@ def _layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> _Layout:
                 ready.append(d)
     if len(topo) != len(ids):
         raise ValueError("the graph has a cycle")
-    layer: dict[Hashable, int] = {}
-    for v in topo:
-        layer[v] = 1 + max((layer[p] for p in pred[v]), default=-1)
-    for v in ids:  # a source goes right in front of its first use
-        if not pred[v] and succ[v]:
-            layer[v] = min(layer[d] for d in succ[v]) - 1
-    low = min(layer.values(), default=0)
-    for v in ids:
-        layer[v] -= low
+    return topo
 
-    # long edges pass through their middle layers as dummies
-    up: dict[Hashable, list[Hashable]] = {i: [] for i in ids}
-    down: dict[Hashable, list[Hashable]] = {i: [] for i in ids}
+
+def _routes(
+    ids: list[str], state: dict[tuple[str, str], str], layer: dict[Hashable, int]
+) -> tuple[_Links, _Links, list[tuple[str, str, str, list[Hashable]]]]:
+    """Links between neighbouring layers (``up``: to the layer before, ``down``: after) and each
+    edge's route. A long edge passes through its middle layers as dummies, added to ``layer``."""
+    up: _Links = {i: [] for i in ids}
+    down: _Links = {i: [] for i in ids}
     routes = []
     for k, ((s, d), st) in enumerate(state.items()):
         chain: list[Hashable] = []
@@ -229,90 +261,129 @@ def _layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> _Layout:
             chain.append(item)
             layer[item] = j
             up[item], down[item] = [], []
-        path = [s, *chain, d]
-        for a, b in pairwise(path):
+        for a, b in pairwise([s, *chain, d]):
             down[a].append(b)
             up[b].append(a)
         routes.append((s, d, st, chain))
-    depth = max(layer.values(), default=-1) + 1
-    order: list[list[Hashable]] = [[] for _ in range(depth)]
+    return up, down, routes
+
+
+def _by_layer(ids: list[str], layer: dict[Hashable, int]) -> list[list[Hashable]]:
+    """The items of each layer: the nodes in the caller's order, then the dummies."""
+    order: list[list[Hashable]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
     for item in [*ids, *(i for i in layer if isinstance(i, tuple))]:
         order[layer[item]].append(item)
+    return order
 
-    # order within layers: barycentre sweeps, the best ordering seen wins
+
+def _order(order: list[list[Hashable]], down: _Links, up: _Links) -> list[list[Hashable]]:
+    """The order within layers: barycentre sweeps, forwards and backwards; the ordering with the
+    fewest crossings seen wins."""
+    depth = len(order)
     best, fewest = [list(c) for c in order], _crossings(order, down)
     for sweep in range(8):
         forward = sweep % 2 == 0
-        rng = range(1, depth) if forward else range(depth - 2, -1, -1)
-        for li in rng:
+        for li in range(1, depth) if forward else range(depth - 2, -1, -1):
             near = order[li - 1] if forward else order[li + 1]
-            where = {item: i for i, item in enumerate(near)}
-            links = up if forward else down
-            keys = {}
-            for i, item in enumerate(order[li]):
-                nb = [where[x] for x in links[item]]
-                keys[item] = (sum(nb) / len(nb) if nb else float(i), i)
-            order[li].sort(key=keys.__getitem__)
+            _sort_by_barycentre(order[li], near, up if forward else down)
         count = _crossings(order, down)
         if count < fewest:
             best, fewest = [list(c) for c in order], count
-    order = best
+    return best
 
-    # heights: each column as close as it can get to its neighbours, boxes kept apart
-    size = {n.id: _size(n) for n in nodes}
 
-    def height(item: Hashable) -> float:
-        return size[item][1] if item in size else 0.0
+def _sort_by_barycentre(col: list[Hashable], near: list[Hashable], links: _Links) -> None:
+    """Sort ``col`` by the mean place of each item's links in the layer ``near`` (in place)."""
+    where = {item: i for i, item in enumerate(near)}
+    keys = {}
+    for i, item in enumerate(col):
+        nb = [where[x] for x in links[item]]
+        keys[item] = (sum(nb) / len(nb) if nb else float(i), i)
+    col.sort(key=keys.__getitem__)
 
-    def gap(a: Hashable, b: Hashable) -> float:
-        both = a in size and b in size
-        return (height(a) + height(b)) / 2 + (_GAP_Y if both else _GAP_DUMMY)
 
+def _height(item: Hashable, size: dict[str, tuple[float, float]]) -> float:
+    """A node's height; 0 for a dummy."""
+    return size[item][1] if item in size else 0.0
+
+
+def _gap(a: Hashable, b: Hashable, size: dict[str, tuple[float, float]]) -> float:
+    """The least distance between the centres of neighbours ``a`` and ``b`` in a column."""
+    both = a in size and b in size
+    return (_height(a, size) + _height(b, size)) / 2 + (_GAP_Y if both else _GAP_DUMMY)
+
+
+def _heights(
+    order: list[list[Hashable]], size: dict[str, tuple[float, float]], up: _Links, down: _Links
+) -> dict[Hashable, float]:
+    """Each item's y: every column stacked around 0, then moved as close as it can get to its
+    neighbours (backwards and forwards sweeps, then both ways at once), boxes kept apart."""
     y: dict[Hashable, float] = {}
     for col in order:
         at = 0.0
         for k, item in enumerate(col):
-            at += gap(col[k - 1], item) if k else 0.0
+            at += _gap(col[k - 1], item, size) if k else 0.0
             y[item] = at
         for item in col:
             y[item] -= at / 2
-
-    def pull(x: Hashable) -> float:  # a parameter or input pulls its user only a little
-        return 0.15 if x in size and not up[x] and len(down[x]) == 1 else 1.0
-
-    def settle(col: list[Hashable], nbrs: list[dict[Hashable, list[Hashable]]]) -> None:
-        target, weight = [], []
-        for item in col:
-            near = [(y[x], pull(x)) for nb in nbrs for x in nb[item]]
-            total = sum(w for _, w in near)
-            target.append(sum(v * w for v, w in near) / total if near else y[item])
-            weight.append(
-                (4.0 if isinstance(item, tuple) else 1.0)
-                * (1.0 if near else 0.2)
-                * (0.1 if item in size and not up[item] else 1.0)
-            )
-        sep = [gap(a, b) for a, b in pairwise(col)]
-        for item, v in zip(col, _pava(target, weight, sep), strict=True):
-            y[item] = v
-
+    depth = len(order)
     for _ in range(6):
         for li in range(1, depth):
-            settle(order[li], [up])
+            _settle(order[li], [up], y, size, up, down)
         for li in range(depth - 2, -1, -1):
-            settle(order[li], [down])
+            _settle(order[li], [down], y, size, up, down)
     for _ in range(2):
         for li in range(depth):
-            settle(order[li], [up, down])
+            _settle(order[li], [up, down], y, size, up, down)
+    return y
 
-    # x: columns as wide as their widest box
+
+def _pull(x: Hashable, size: dict[str, tuple[float, float]], up: _Links, down: _Links) -> float:
+    """How hard ``x`` pulls its neighbours: a parameter or input pulls its one user a little."""
+    return 0.15 if x in size and not up[x] and len(down[x]) == 1 else 1.0
+
+
+def _settle(
+    col: list[Hashable],
+    nbrs: list[_Links],
+    y: dict[Hashable, float],
+    size: dict[str, tuple[float, float]],
+    up: _Links,
+    down: _Links,
+) -> None:
+    """Move one column's items (in ``y``) as close as they can get to the weighted mean of their
+    neighbours in ``nbrs``, in their order and kept apart. Dummies hold straight, sources give."""
+    target, weight = [], []
+    for item in col:
+        near = [(y[x], _pull(x, size, up, down)) for nb in nbrs for x in nb[item]]
+        total = sum(w for _, w in near)
+        target.append(sum(v * w for v, w in near) / total if near else y[item])
+        weight.append(
+            (4.0 if isinstance(item, tuple) else 1.0)
+            * (1.0 if near else 0.2)
+            * (0.1 if item in size and not up[item] else 1.0)
+        )
+    sep = [_gap(a, b, size) for a, b in pairwise(col)]
+    for item, v in zip(col, _pava(target, weight, sep), strict=True):
+        y[item] = v
+
+
+def _place(
+    order: list[list[Hashable]],
+    layer: dict[Hashable, int],
+    size: dict[str, tuple[float, float]],
+    y: dict[Hashable, float],
+    routes: list[tuple[str, str, str, list[Hashable]]],
+) -> _Layout:
+    """Columns as wide as their widest box, and every item's centre, the top at y = 0."""
     column: dict[int, tuple[float, float]] = {}
     at = 0.0
     for li, col in enumerate(order):
         w = max((size[i][0] for i in col if i in size), default=20.0)
         column[li] = (at + w / 2, w)
         at += w + _GAP_X
-    top = min((y[i] - height(i) / 2 for i in y), default=0.0)
-    bottom = max((y[i] + height(i) / 2 for i in y), default=0.0)
+    top = min((y[i] - _height(i, size) / 2 for i in y), default=0.0)
+    bottom = max((y[i] + _height(i, size) / 2 for i in y), default=0.0)
     pos = {i: (column[layer[i]][0], y[i] - top) for i in y}
     return _Layout(pos, size, column, layer, routes, max(at - _GAP_X, 0.0), bottom - top)
 
@@ -324,10 +395,12 @@ def layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> dict[str, tuple[floa
 
 
 def _esc(text: str) -> str:
+    """``text`` safe in an SVG element or attribute."""
     return html.escape(text, quote=True)
 
 
 def _f(v: float) -> str:
+    """A coordinate: one decimal at most, no trailing zeros."""
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
@@ -342,6 +415,7 @@ def _port(node: Node, box: tuple[float, float, float, float], dy: float, side: i
 
 
 def _spread(count: int, h: float, op: bool) -> list[float]:
+    """Offsets from a side's middle for ``count`` edges, evenly spaced within a height ``h``."""
     if count < 2:
         return [0.0] * count
     step = min(6.0 if op else 7.0, (h - 12) / (count - 1))
@@ -395,6 +469,7 @@ def _shape(node: Node, x: float, y: float, w: float, h: float) -> list[str]:
 
 
 def _text(node: Node, x: float, y: float, h: float) -> list[str]:
+    """The lines of text of a node centred on (x, y), each a ``<text>`` element."""
     colour = (_OP if node.kind == "op" and node.state == "" else _PALETTE[node.state])[2]
     if node.kind == "op":
         out = [
@@ -434,44 +509,41 @@ def svg(
 ) -> str:
     """The map as an ``<svg>`` string; ``width`` scales it (px); a legend if any state is set."""
     lay = _layout(nodes, edges)
-    uid = "map" + uuid.uuid4().hex[:10]
-    by_id = {n.id: n for n in nodes}
+    uid = "map" + uuid.uuid4().hex[:10]  # the markers' ids: fresh, so that maps can share a page
     if legend is None:
         legend = any(n.state for n in nodes) or any(e.state for e in edges)
     entries = _legend(nodes, edges) if legend else []
-    legend_w = sum(34 + _text_width(label, _SMALL) + 14 for _, label in entries)
     top = _MARGIN + (_TITLE_H if title else 0)
-    inner_w = max(lay.width, legend_w, _text_width(title, 14, True))
+    inner_w = max(lay.width, _legend_width(entries), _text_width(title, 14, True))
     total_w = inner_w + 2 * _MARGIN
     total_h = top + lay.height + (_LEGEND_H + 8 if entries else 0) + _MARGIN
-
-    def box(i: str) -> tuple[float, float, float, float]:
-        x, y = lay.pos[i]
-        return (x + _MARGIN, y + top, *lay.size[i])
-
-    # ports: a node's edges fan out along its side, in the order of where they go
-    def first_hop(route: tuple) -> Hashable:
-        return route[3][0] if route[3] else route[1]
-
-    def last_hop(route: tuple) -> Hashable:
-        return route[3][-1] if route[3] else route[0]
-
-    out_dy: dict[int, float] = {}
-    in_dy: dict[int, float] = {}
+    boxes = {n.id: _box(lay, n.id, top) for n in nodes}
+    parts = _head(uid, title, total_w, total_h, width)
+    parts += _edges_svg(nodes, lay, boxes, top, uid)
     for n in nodes:
-        _, _, _, h = box(n.id)
-        leaving = sorted(
-            (k for k, r in enumerate(lay.routes) if r[0] == n.id),
-            key=lambda k: lay.pos[first_hop(lay.routes[k])][1],
-        )
-        arriving = sorted(
-            (k for k, r in enumerate(lay.routes) if r[1] == n.id),
-            key=lambda k: lay.pos[last_hop(lay.routes[k])][1],
-        )
-        for ks, store in ((leaving, out_dy), (arriving, in_dy)):
-            for k, dy in zip(ks, _spread(len(ks), h, n.kind == "op"), strict=True):
-                store[k] = dy
+        parts += _node_svg(n, boxes[n.id])
+    if entries:
+        parts += _legend_svg(entries, top + lay.height + 8 + _LEGEND_H / 2, total_w, uid)
+    parts.append("</svg>")
+    return "\n".join(parts)
 
+
+_Box = tuple[float, float, float, float]  # centre x, centre y, width, height
+
+
+def _box(lay: _Layout, i: str, top: float) -> _Box:
+    """Node ``i``'s box on the page: below the title, inside the margin."""
+    x, y = lay.pos[i]
+    return (x + _MARGIN, y + top, *lay.size[i])
+
+
+def _legend_width(entries: list[tuple[str, str]]) -> float:
+    """The width of the legend's row of entries."""
+    return sum(34 + _text_width(label, _SMALL) + 14 for _, label in entries)
+
+
+def _head(uid: str, title: str, total_w: float, total_h: float, width: int | None) -> list[str]:
+    """The ``<svg>`` element's opening, its title, the arrowheads, the background, the title."""
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(total_w)} {_f(total_h)}" '
         + (
@@ -496,83 +568,133 @@ def svg(
             f'<text x="{_MARGIN}" y="{_MARGIN + 14}" font-size="14" font-weight="600" '
             f'fill="#24292f">{_esc(title)}</text>'
         )
+    return parts
 
-    # edges under the nodes, missing ones last (on top)
+
+def _ports(
+    nodes: Sequence[Node], lay: _Layout, boxes: dict[str, _Box]
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Where each route leaves its source and enters its destination, as ``dy`` from the node's
+    middle, by route: a node's edges fan out along its side, in the order of where they go."""
+
+    def first_hop(route: tuple) -> Hashable:
+        return route[3][0] if route[3] else route[1]
+
+    def last_hop(route: tuple) -> Hashable:
+        return route[3][-1] if route[3] else route[0]
+
+    out_dy: dict[int, float] = {}
+    in_dy: dict[int, float] = {}
+    for n in nodes:
+        _, _, _, h = boxes[n.id]
+        leaving = sorted(
+            (k for k, r in enumerate(lay.routes) if r[0] == n.id),
+            key=lambda k: lay.pos[first_hop(lay.routes[k])][1],
+        )
+        arriving = sorted(
+            (k for k, r in enumerate(lay.routes) if r[1] == n.id),
+            key=lambda k: lay.pos[last_hop(lay.routes[k])][1],
+        )
+        for ks, store in ((leaving, out_dy), (arriving, in_dy)):
+            for k, dy in zip(ks, _spread(len(ks), h, n.kind == "op"), strict=True):
+                store[k] = dy
+    return out_dy, in_dy
+
+
+def _edges_svg(
+    nodes: Sequence[Node], lay: _Layout, boxes: dict[str, _Box], top: float, uid: str
+) -> list[str]:
+    """The edges, under the nodes: a ``<path>`` each, missing ones last (on top)."""
+    by_id = {n.id: n for n in nodes}
+    out_dy, in_dy = _ports(nodes, lay, boxes)
     drawn = sorted(range(len(lay.routes)), key=lambda k: lay.routes[k][2] == "missing")
-    parts.append('<g fill="none">')
+    parts = ['<g fill="none">']
     for k in drawn:
         src, dst, st, chain = lay.routes[k]
-        points = [_port(by_id[src], box(src), out_dy[k], +1)]
+        points = [_port(by_id[src], boxes[src], out_dy[k], +1)]
         for d in chain:
             cx, w = lay.column[lay.layer[d]]
             dy = lay.pos[d][1] + top
             points += [(cx + _MARGIN - w / 2, dy), (cx + _MARGIN + w / 2, dy)]
-        points.append(_port(by_id[dst], box(dst), in_dy[k], -1))
-        d = [f"M{_f(points[0][0])},{_f(points[0][1])}"]
-        for j, ((x0, y0), (x1, y1)) in enumerate(pairwise(points)):
-            if j % 2 == 1:  # across a column a long edge passes through
-                d.append(f"L{_f(x1)},{_f(y1)}")
-            else:
-                mid = (x1 - x0) / 2
-                d.append(f"C{_f(x0 + mid)},{_f(y0)} {_f(x1 - mid)},{_f(y1)} {_f(x1)},{_f(y1)}")
-        tip = f"{by_id[src].label} \u2192 {by_id[dst].label}"
-        if st == "missing":
-            tip += ": this path is missing from the gradient"
-            paint = (
-                f'stroke="{_RED}" stroke-width="2.6" stroke-dasharray="7 4" '
-                f'marker-end="url(#{uid}-m)"'
+        points.append(_port(by_id[dst], boxes[dst], in_dy[k], -1))
+        parts.append(_edge_svg(by_id[src], by_id[dst], st, points, uid))
+    parts.append("</g>")
+    return parts
+
+
+def _curve(points: list[tuple[float, float]]) -> str:
+    """A path's ``d`` through ``points``: curves between columns, straight across a column that
+    a long edge passes through."""
+    d = [f"M{_f(points[0][0])},{_f(points[0][1])}"]
+    for j, ((x0, y0), (x1, y1)) in enumerate(pairwise(points)):
+        if j % 2 == 1:  # across a column a long edge passes through
+            d.append(f"L{_f(x1)},{_f(y1)}")
+        else:
+            mid = (x1 - x0) / 2
+            d.append(f"C{_f(x0 + mid)},{_f(y0)} {_f(x1 - mid)},{_f(y1)} {_f(x1)},{_f(y1)}")
+    return " ".join(d)
+
+
+def _edge_svg(src: Node, dst: Node, st: str, points: list[tuple[float, float]], uid: str) -> str:
+    """One edge through ``points``, with its hover text; a missing one red and dashed."""
+    tip = f"{src.label} \u2192 {dst.label}"
+    if st == "missing":
+        tip += ": this path is missing from the gradient"
+        paint = (
+            f'stroke="{_RED}" stroke-width="2.6" stroke-dasharray="7 4" marker-end="url(#{uid}-m)"'
+        )
+    else:
+        paint = f'stroke="{_EDGE}" stroke-width="1.3" marker-end="url(#{uid}-a)"'
+    return (
+        f'<path class="edge{" missing" if st else ""}" d="{_curve(points)}" {paint}>'
+        f"<title>{_esc(tip)}</title></path>"
+    )
+
+
+def _node_svg(n: Node, box: _Box) -> list[str]:
+    """One node: a group with its hover text, its outline and its lines of text."""
+    x, y, w, h = box
+    tip = n.tip or " / ".join(t for t in (n.label, n.detail, n.word) if t)
+    return [
+        f'<g class="node {n.kind} state-{n.state or "none"}" data-id="{_esc(n.id)}">'
+        f"<title>{_esc(tip)}</title>",
+        *_shape(n, x, y, w, h),
+        *_text(n, x, y, h),
+        "</g>",
+    ]
+
+
+def _legend_svg(entries: list[tuple[str, str]], ly: float, total_w: float, uid: str) -> list[str]:
+    """The legend under a rule: a sample and a label per entry, in a row centred on ``ly``."""
+    parts = [
+        f'<line x1="{_MARGIN}" y1="{_f(ly - _LEGEND_H / 2)}" '
+        f'x2="{_f(total_w - _MARGIN)}" y2="{_f(ly - _LEGEND_H / 2)}" '
+        f'stroke="#d0d7de" stroke-width="1"/>'
+    ]
+    x = float(_MARGIN)
+    parts.append('<g class="legend">')
+    for what, label in entries:
+        if what == "edge":
+            parts.append(
+                f'<path d="M{_f(x)},{_f(ly)} L{_f(x + 26)},{_f(ly)}" stroke="{_RED}" '
+                f'stroke-width="2.6" stroke-dasharray="7 4" fill="none" '
+                f'marker-end="url(#{uid}-m)"/>'
             )
         else:
-            paint = f'stroke="{_EDGE}" stroke-width="1.3" marker-end="url(#{uid}-a)"'
-        parts.append(
-            f'<path class="edge{" missing" if st else ""}" d="{" ".join(d)}" {paint}>'
-            f"<title>{_esc(tip)}</title></path>"
-        )
-    parts.append("</g>")
-
-    for n in nodes:
-        x, y, w, h = box(n.id)
-        tip = n.tip or " / ".join(t for t in (n.label, n.detail, n.word) if t)
-        parts.append(
-            f'<g class="node {n.kind} state-{n.state or "none"}" data-id="{_esc(n.id)}">'
-            f"<title>{_esc(tip)}</title>"
-        )
-        parts += _shape(n, x, y, w, h)
-        parts += _text(n, x, y, h)
-        parts.append("</g>")
-
-    if entries:
-        ly = top + lay.height + 8 + _LEGEND_H / 2
-        parts.append(
-            f'<line x1="{_MARGIN}" y1="{_f(ly - _LEGEND_H / 2)}" '
-            f'x2="{_f(total_w - _MARGIN)}" y2="{_f(ly - _LEGEND_H / 2)}" '
-            f'stroke="#d0d7de" stroke-width="1"/>'
-        )
-        x = float(_MARGIN)
-        parts.append('<g class="legend">')
-        for what, label in entries:
-            if what == "edge":
-                parts.append(
-                    f'<path d="M{_f(x)},{_f(ly)} L{_f(x + 26)},{_f(ly)}" stroke="{_RED}" '
-                    f'stroke-width="2.6" stroke-dasharray="7 4" fill="none" '
-                    f'marker-end="url(#{uid}-m)"/>'
-                )
-            else:
-                sample = Node(
-                    "",
-                    "",
-                    kind=what if what in ("param", "input") else "tensor",
-                    state=what if what in STATES else "",
-                )
-                parts += _shape(sample, x + 13, ly, 26, 16)
-            parts.append(
-                f'<text x="{_f(x + 32)}" y="{_f(ly + 4)}" font-size="{_SMALL}" '
-                f'fill="#24292f">{_esc(label)}</text>'
+            sample = Node(
+                "",
+                "",
+                kind=what if what in ("param", "input") else "tensor",
+                state=what if what in STATES else "",
             )
-            x += 34 + _text_width(label, _SMALL) + 14
-        parts.append("</g>")
-    parts.append("</svg>")
-    return "\n".join(parts)
+            parts += _shape(sample, x + 13, ly, 26, 16)
+        parts.append(
+            f'<text x="{_f(x + 32)}" y="{_f(ly + 4)}" font-size="{_SMALL}" '
+            f'fill="#24292f">{_esc(label)}</text>'
+        )
+        x += 34 + _text_width(label, _SMALL) + 14
+    parts.append("</g>")
+    return parts
 
 
 class Drawing:
@@ -662,6 +784,7 @@ def makemore_graph() -> tuple[list[Node], list[Edge]]:
 
 
 def _num(x: object) -> str:
+    """A Value's data or grad with four decimals (as given when it is not a number)."""
     try:
         return f"{x:.4f}"
     except (TypeError, ValueError):

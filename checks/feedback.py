@@ -326,6 +326,20 @@ def _learner_row(s: Score, stats: ClassStats) -> str:
 # ---------------------------------------------------------------- the class page
 
 
+# the chart's matplotlib settings: ids from a fixed salt, text as paths, the pages' colours
+_CHART_RC = {
+    "svg.hashsalt": "checks.feedback",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "text.color": _INK,
+    "axes.edgecolor": _RULE,
+    "xtick.color": _MUTED,
+    "ytick.color": _INK,
+    "axes.labelcolor": _MUTED,
+}
+
+
 def chart_svg(stats: ClassStats) -> str:
     """Horizontal bars of each check's pass rate, one panel per notebook, the most common mistake
     written after each bar: an inline SVG (matplotlib's SVG canvas, no pyplot and no display;
@@ -338,56 +352,14 @@ def chart_svg(stats: ClassStats) -> str:
     if not nbs:
         return ""
     sizes = [len(stats.of(nb)) for nb in nbs]
-    rc = {
-        "svg.hashsalt": "checks.feedback",
-        "svg.fonttype": "path",
-        "font.family": "DejaVu Sans",
-        "font.size": 9,
-        "text.color": _INK,
-        "axes.edgecolor": _RULE,
-        "xtick.color": _MUTED,
-        "ytick.color": _INK,
-        "axes.labelcolor": _MUTED,
-    }
-    with matplotlib.rc_context(rc):
+    with matplotlib.rc_context(_CHART_RC):
         fig = Figure(figsize=(8.0, 0.28 * sum(sizes) + 0.75 * len(nbs) + 0.3))
         FigureCanvasSVG(fig)
         axes = fig.subplots(
             len(nbs), 1, squeeze=False, gridspec_kw={"height_ratios": [k + 1.5 for k in sizes]}
         )[:, 0]
         for ax, nb in zip(axes, nbs, strict=True):
-            checks = stats.of(nb)
-            y = list(range(len(checks)))[::-1]  # the first check on top
-            ax.barh(y, [100] * len(checks), color="#eaeef2", height=0.7)
-            ax.barh(y, [100 * c.rate for c in checks], color=PASS, height=0.7)
-            for yy, c in zip(y, checks, strict=True):
-                top = c.common(1)
-                said = f"{_pct(c.rate)}" + (f"   {top[0][0]} ×{top[0][1]}" if top else "")
-                ax.text(
-                    102,
-                    yy,
-                    said,
-                    va="center",
-                    ha="left",
-                    fontsize=8.5,
-                    clip_on=False,
-                    color=FAIL if top else PASS,
-                )
-            ax.set_yticks(y, [c.check for c in checks], fontfamily="DejaVu Sans Mono", fontsize=8.5)
-            ax.set_xlim(0, 100)
-            ax.set_ylim(-0.6, len(checks) - 0.4)
-            ax.set_xticks([0, 25, 50, 75, 100], ["0%", "25%", "50%", "75%", "100%"])
-            ax.tick_params(axis="y", length=0)
-            for side in ("top", "right", "left"):
-                ax.spines[side].set_visible(False)
-            mean, most, n = stats.mean(nb)
-            ax.set_title(
-                f"{_nb_name(nb)}: pass rate per check ({n} submission"
-                f"{'s' if n != 1 else ''}, mean {fmt_points(mean)} / {fmt_points(most)} points)",
-                loc="left",
-                fontsize=10,
-                fontweight="bold",
-            )
+            _chart_panel(ax, stats.of(nb), _chart_title(stats, nb))
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(
@@ -397,6 +369,42 @@ def chart_svg(stats: ClassStats) -> str:
             metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
         )
     return _inline_svg(buf.getvalue())
+
+
+def _chart_panel(ax, checks: list[CheckStats], title: str) -> None:
+    """One notebook's panel on the matplotlib ``Axes`` ``ax``: per check (the first on top) a
+    grey track, a green bar of its pass rate and, after it, the rate and the commonest mistake."""
+    y = list(range(len(checks)))[::-1]
+    ax.barh(y, [100] * len(checks), color="#eaeef2", height=0.7)
+    ax.barh(y, [100 * c.rate for c in checks], color=PASS, height=0.7)
+    for yy, c in zip(y, checks, strict=True):
+        said, colour = _bar_note(c)
+        ax.text(102, yy, said, va="center", ha="left", fontsize=8.5, clip_on=False, color=colour)
+    ax.set_yticks(y, [c.check for c in checks], fontfamily="DejaVu Sans Mono", fontsize=8.5)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(-0.6, len(checks) - 0.4)
+    ax.set_xticks([0, 25, 50, 75, 100], ["0%", "25%", "50%", "75%", "100%"])
+    ax.tick_params(axis="y", length=0)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(title, loc="left", fontsize=10, fontweight="bold")
+
+
+def _bar_note(c: CheckStats) -> tuple[str, str]:
+    """What is written after a check's bar, and its colour: the pass rate, and the most common
+    mistake with its count (red) if there is one."""
+    top = c.common(1)
+    said = f"{_pct(c.rate)}" + (f"   {top[0][0]} ×{top[0][1]}" if top else "")
+    return said, FAIL if top else PASS
+
+
+def _chart_title(stats: ClassStats, nb: str) -> str:
+    """A panel's title: the notebook, its submissions and mean points."""
+    mean, most, n = stats.mean(nb)
+    return (
+        f"{_nb_name(nb)}: pass rate per check ({n} submission"
+        f"{'s' if n != 1 else ''}, mean {fmt_points(mean)} / {fmt_points(most)} points)"
+    )
 
 
 def _inline_svg(svg: str) -> str:
@@ -539,7 +547,7 @@ def _write(out: Path, scores: list[Score], people: dict[str, Student]) -> list[P
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m checks.feedback", description=__doc__.split("\n")[0]
+        prog="backprop-workbook feedback", description=__doc__.split("\n")[0]
     )
     p.add_argument("out", type=Path, help="the grader's out folder (holds grades.csv)")
     p.add_argument("--roster", type=Path, help="CSV: submission,student,id,sis_user_id,section")

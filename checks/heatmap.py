@@ -47,6 +47,7 @@ SHADES = 8  # shades per sign
 FLOOR = 0.2  # the lightest shade of a cell outside tolerance (0: white, 1: full colour)
 RTOL = 1e-5
 CELL_TITLES = 256  # draw a tooltip on every cell when there are at most this many
+_LEGEND_W = (2 * SHADES + 1) * 7  # the legend's swatches, -max ... 0 ... +max
 
 
 def diff_svg(
@@ -89,16 +90,81 @@ def diff_html(yours: torch.Tensor, expected: torch.Tensor, *, name: str | None =
 
 @dataclass(frozen=True)
 class _Picture:
+    """A heatmap and its caption."""
+
     svg: str
     parts: tuple[str, ...]  # of the caption: what and size, max |diff|, then the details
+
+
+@dataclass(frozen=True)
+class _Diff:
+    """``yours - expected`` as drawn (rows x columns; a 1-D pair as one row) and its parts."""
+
+    y: torch.Tensor  # yours, laid out as expected
+    e: torch.Tensor  # expected
+    diff: torch.Tensor
+    finite: torch.Tensor  # diff is finite
+    absd: torch.Tensor  # |diff|, 0 where it is not finite
+    ok: torch.Tensor  # within tolerance
+    top: float  # max |diff|
+    how: str  # "same", "transposed" or "broadcast"
+    yshape: tuple[int, ...]  # as the learner passed them
+    eshape: tuple[int, ...]
+    dropped: int  # leading axes of expected dropped
+    one_d: bool
+
+    @property
+    def rows(self) -> int:
+        """Rows as drawn."""
+        return self.diff.shape[0]
+
+    @property
+    def cols(self) -> int:
+        """Columns as drawn."""
+        return self.diff.shape[1]
+
+    def where(self, i: int, j: int) -> tuple[int, ...]:
+        """A drawn (row, column) as an index into ``expected`` as the learner passed it."""
+        return (0,) * self.dropped + ((j,) if self.one_d else (i, j))
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The drawn cells: blocks of ``br`` x ``bc`` elements, ``nr`` x ``nc`` of them."""
+
+    br: int
+    bc: int
+    nr: int
+    nc: int
+    value: torch.Tensor  # per cell: the block's diff of largest |diff|, its sign kept
+    bad: torch.Tensor  # per cell: a finite element outside tolerance
+    nonfinite: torch.Tensor  # per cell: a NaN or infinity
+    side: int  # a cell's side in px
+
+    @property
+    def small(self) -> bool:
+        """One element per cell, and few enough cells for a tooltip on each."""
+        return self.br == self.bc == 1 and self.nr * self.nc <= CELL_TITLES
 
 
 def _picture(
     yours: Any, expected: Any, max_cells: int, cell: int, name: str | None
 ) -> _Picture | None:
+    """The heatmap and its caption's parts, or None (see ``diff_svg``)."""
     y, e = _as_float(yours), _as_float(expected)
     if y is None or e is None or max_cells < 1 or cell < 1:
         return None
+    d = _diff(y, e)
+    if d is None:
+        return None
+    g = _grid(d, max_cells, cell)
+    parts = _caption(d, g, name)
+    caption = ", ".join(parts[:2]) + "; " + "; ".join(parts[2:])
+    return _Picture(_svg(d, g, caption), tuple(parts))
+
+
+def _diff(y: torch.Tensor, e: torch.Tensor) -> _Diff | None:
+    """``y - e`` with its tolerance, or None when there is nothing finite or no way to align."""
     if not bool(torch.isfinite(y).any()) or not bool(torch.isfinite(e).any()):
         return None
     yshape, eshape = tuple(y.shape), tuple(e.shape)
@@ -106,13 +172,8 @@ def _picture(
     if aligned is None:
         return None
     y, e, how = aligned
-    dropped = len(eshape) - e.ndim  # leading axes of expected dropped
+    dropped = len(eshape) - e.ndim
     one_d = e.ndim == 1
-
-    def where(i: int, j: int) -> tuple[int, ...]:
-        """A drawn (row, column) as an index into ``expected`` as the learner passed it."""
-        return (0,) * dropped + ((j,) if one_d else (i, j))
-
     diff = y - e
     if one_d:
         diff, y, e = diff[None], y[None], e[None]
@@ -121,49 +182,55 @@ def _picture(
     scale = min(1.0, float(e[torch.isfinite(e)].abs().max()))
     ok = finite & (absd <= RTOL * (scale + e.abs()))
     top = float(absd.max())
-    rows, cols = diff.shape
+    return _Diff(y, e, diff, finite, absd, ok, top, how, yshape, eshape, dropped, one_d)
 
-    # blocks of br x bc elements per drawn cell
-    br, bc = math.ceil(rows / max_cells), math.ceil(cols / max_cells)
-    nr, nc = math.ceil(rows / br), math.ceil(cols / bc)
-    signed = _blocks(torch.where(finite, diff, torch.zeros_like(diff)), br, bc)
+
+def _grid(d: _Diff, max_cells: int, cell: int) -> _Grid:
+    """At most ``max_cells`` cells per side, each the element of largest |diff| in its block;
+    cells larger than ``cell`` px (up to three times) when there are few."""
+    br, bc = math.ceil(d.rows / max_cells), math.ceil(d.cols / max_cells)
+    nr, nc = math.ceil(d.rows / br), math.ceil(d.cols / bc)
+    signed = _blocks(torch.where(d.finite, d.diff, torch.zeros_like(d.diff)), br, bc)
     pick = signed.abs().argmax(-1, keepdim=True)
     value = signed.gather(-1, pick)[..., 0]
-    bad = _blocks(~ok & finite, br, bc).any(-1)
-    nonfinite = _blocks(~finite, br, bc).any(-1)
-
+    bad = _blocks(~d.ok & d.finite, br, bc).any(-1)
+    nonfinite = _blocks(~d.finite, br, bc).any(-1)
     side = cell if max(nr, nc) >= 16 else max(cell, min(3 * cell, 16 * cell // max(nr, nc)))
-    small = br == bc == 1 and nr * nc <= CELL_TITLES
+    return _Grid(br, bc, nr, nc, value, bad, nonfinite, side)
+
+
+def _caption(d: _Diff, g: _Grid, name: str | None) -> list[str]:
+    """The caption's parts: what and its size, max |diff| and where, then the details."""
     label = f"{name}: " if name else ""
-    what = "yours.T − expected" if how == "transposed" else "yours − expected"
-    size = f"{cols} elements" if one_d else f"{rows} × {cols}"
+    what = "yours.T − expected" if d.how == "transposed" else "yours − expected"
+    size = f"{d.cols} elements" if d.one_d else f"{d.rows} × {d.cols}"
     parts = [f"{label}{what}, {size}"]
-    flat = int(absd.argmax())
-    parts.append(
-        f"max |diff| {_num(top)}" + (f" at {where(flat // cols, flat % cols)}" if top > 0 else "")
-    )
-    wrong, total, n_nonfinite = int((~ok).sum()), diff.numel(), int((~finite).sum())
+    flat = int(d.absd.argmax())
+    at = f" at {d.where(flat // d.cols, flat % d.cols)}" if d.top > 0 else ""
+    parts.append(f"max |diff| {_num(d.top)}{at}")
+    wrong, total, n_nonfinite = int((~d.ok).sum()), d.diff.numel(), int((~d.finite).sum())
     parts.append(f"{wrong} / {total} outside tolerance" if wrong else "all within tolerance")
     if n_nonfinite:
         parts.append(f"{n_nonfinite} NaN/inf (dark)")
-    if how == "transposed":
-        parts.append(f"transposed: yours {yshape} for {eshape}")
-    elif how == "broadcast":
-        parts.append(f"yours {yshape} broadcast to {eshape}")
-    elif yshape != eshape:
-        parts.append(f"yours {yshape} for {eshape}")
-    if br > 1 or bc > 1:
-        parts.append(f"each cell: the largest |diff| of {br} × {bc} elements")
-    caption = ", ".join(parts[:2]) + "; " + "; ".join(parts[2:])
+    if d.how == "transposed":
+        parts.append(f"transposed: yours {d.yshape} for {d.eshape}")
+    elif d.how == "broadcast":
+        parts.append(f"yours {d.yshape} broadcast to {d.eshape}")
+    elif d.yshape != d.eshape:
+        parts.append(f"yours {d.yshape} for {d.eshape}")
+    if g.br > 1 or g.bc > 1:
+        parts.append(f"each cell: the largest |diff| of {g.br} × {g.bc} elements")
+    return parts
 
-    # layout
-    digits = max(len(str(rows - 1)), 1) if rows > 1 else 0
+
+def _svg(d: _Diff, g: _Grid, caption: str) -> str:
+    """The picture: axis labels above and left of the cells, a legend below."""
+    digits = max(len(str(d.rows - 1)), 1) if d.rows > 1 else 0
     x0 = 6 * digits + 6 if digits else 2
     y0 = 13
-    width, height = nc * side, nr * side
+    width, height = g.nc * g.side, g.nr * g.side
     legend_y = y0 + height + 6
-    legend_w = (2 * SHADES + 1) * 7
-    svg_w = max(x0 + width, x0 + legend_w + 130) + 2
+    svg_w = max(x0 + width, x0 + _LEGEND_W + 130) + 2
     svg_h = legend_y + 20
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{svg_w}' height='{svg_h}' "
@@ -173,76 +240,95 @@ def _picture(
         f"<rect x='{x0 - 0.5}' y='{y0 - 0.5}' width='{width + 1}' height='{height + 1}' "
         f"fill='{WHITE}' stroke='{OUTLINE}'/>",
     ]
-    # axis hints: first and last index of each axis, and, when only a few rows (columns) are
-    # wrong, their indices in bold (in a block, the worst one's)
-    score = torch.where(finite, absd, torch.full_like(absd, math.inf))
-    score = torch.where(ok, torch.full_like(absd, -1.0), score)
+    out += _axes(d, g, x0, y0)
+    for i in range(g.nr):
+        out += _row(d, g, i, x0, y0)
+    out += _legend(d.top, int((~d.finite).sum()), x0, legend_y)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _axes(d: _Diff, g: _Grid, x0: int, y0: int) -> list[str]:
+    """Axis hints: the first and last index of each axis, and, when only a few rows (columns)
+    are wrong, their indices in bold (in a block, the worst one's)."""
+    score = torch.where(d.finite, d.absd, torch.full_like(d.absd, math.inf))
+    score = torch.where(d.ok, torch.full_like(d.absd, -1.0), score)
     col_score, row_score = score.max(0).values, score.max(1).values
-    wrong_cols = [j for j in range(nc) if bool(bad[:, j].any() | nonfinite[:, j].any())]
-    wrong_rows = [i for i in range(nr) if bool(bad[i].any() | nonfinite[i].any())]
-    ticks_c = {0: "0", nc - 1: str(cols - 1)}
-    bold_c = set(wrong_cols) if 0 < len(wrong_cols) <= 3 and len(wrong_cols) < nc else set()
-    ticks_c.update(
-        {j: str(j * bc + int(col_score[j * bc : (j + 1) * bc].argmax())) for j in bold_c}
-    )
-    ticks_r = {} if one_d else {0: "0", nr - 1: str(rows - 1)}
-    bold_r = (
-        set(wrong_rows)
-        if not one_d and 0 < len(wrong_rows) <= 3 and len(wrong_rows) < nr
-        else set()
-    )
-    ticks_r.update(
-        {i: str(i * br + int(row_score[i * br : (i + 1) * br].argmax())) for i in bold_r}
-    )
-    out.extend(
-        _ticks(ticks_c, side, lambda j, t, a: _text(x0 + j * side + side / 2, y0 - 3, t, a), bold_c)
-    )
-    out.extend(
-        _ticks(
-            ticks_r,
-            side,
-            lambda i, t, a: _text(x0 - 3, y0 + (i + 1) * side - 1, t, a),
-            bold_r,
-            anchor="end",
-        )
-    )
+    wrong_cols = [j for j in range(g.nc) if bool(g.bad[:, j].any() | g.nonfinite[:, j].any())]
+    wrong_rows = [i for i in range(g.nr) if bool(g.bad[i].any() | g.nonfinite[i].any())]
+    ticks_c = {0: "0", g.nc - 1: str(d.cols - 1)}
+    bold_c = _few(wrong_cols, g.nc)
+    ticks_c.update(_worst(bold_c, col_score, g.bc))
+    ticks_r = {} if d.one_d else {0: "0", g.nr - 1: str(d.rows - 1)}
+    bold_r = set() if d.one_d else _few(wrong_rows, g.nr)
+    ticks_r.update(_worst(bold_r, row_score, g.br))
+    side = g.side
+    above = lambda j, t, a: _text(x0 + j * side + side / 2, y0 - 3, t, a)  # column j's label
+    left = lambda i, t, a: _text(x0 - 3, y0 + (i + 1) * side - 1, t, a)  # row i's label
+    return [
+        *_ticks(ticks_c, side, above, bold_c),
+        *_ticks(ticks_r, side, left, bold_r, anchor="end"),
+    ]
 
-    for i in range(nr):
-        r0, r1 = i * br, min(rows, (i + 1) * br)
-        block = absd[r0:r1]
-        flat = int(block.argmax())
-        at = where(r0 + flat // cols, flat % cols)
-        head = "" if one_d else f"rows {r0}–{r1 - 1}" if r1 > r0 + 1 else f"row {r0}"
-        tip = f"max |diff| {_num(float(block.max()))} at {at}"
-        n_bad = int((~finite[r0:r1]).sum())
-        if n_bad:
-            tip += f", {n_bad} NaN/inf"
-        if not bool((~ok[r0:r1]).any()):
-            tip = f"all within tolerance ({tip})"
-        out.append(
-            f"<g transform='translate({x0},{y0 + i * side})'>"
-            f"<title>{_esc(f'{head}: {tip}' if head else tip)}</title>"
-        )
-        fills = [
-            NONFINITE if nonfinite[i, j] else _fill(float(value[i, j]), top) if bad[i, j] else WHITE
-            for j in range(nc)
-        ]
-        if small:
-            for j, fill in enumerate(fills):
-                tip = (
-                    f"{where(i, j)}: yours {_num(float(y[i, j]))}, expected "
-                    f"{_num(float(e[i, j]))}, diff {_num(float(diff[i, j]))}"
-                )
-                out.append(
-                    f"<rect x='{j * side}' width='{side}' height='{side}' fill='{fill}' "
-                    f"stroke='{GRID}' stroke-width='0.5'><title>{_esc(tip)}</title></rect>"
-                )
-        else:
-            out.extend(_runs(fills, side))
-        out.append("</g>")
 
-    # legend: -max ... 0 ... +max, and the NaN swatch when there is one
-    lx = x0
+def _few(wrong: list[int], n: int) -> set[int]:
+    """The wrong rows (columns) to label in bold: all of them when 1 to 3 of ``n`` are wrong."""
+    return set(wrong) if 0 < len(wrong) <= 3 and len(wrong) < n else set()
+
+
+def _worst(cells: set[int], score: torch.Tensor, b: int) -> dict[int, str]:
+    """Each drawn row (column) in ``cells`` labelled with its block's worst element's index."""
+    return {k: str(k * b + int(score[k * b : (k + 1) * b].argmax())) for k in cells}
+
+
+def _row(d: _Diff, g: _Grid, i: int, x0: int, y0: int) -> list[str]:
+    """Drawn row ``i``: a group with its tooltip, its cells (each with a tooltip when small)."""
+    out = [
+        f"<g transform='translate({x0},{y0 + i * g.side})'><title>{_esc(_row_tip(d, g, i))}</title>"
+    ]
+    fills = [_colour(g, i, j, d.top) for j in range(g.nc)]
+    if g.small:
+        for j, fill in enumerate(fills):
+            tip = (
+                f"{d.where(i, j)}: yours {_num(float(d.y[i, j]))}, expected "
+                f"{_num(float(d.e[i, j]))}, diff {_num(float(d.diff[i, j]))}"
+            )
+            out.append(
+                f"<rect x='{j * g.side}' width='{g.side}' height='{g.side}' fill='{fill}' "
+                f"stroke='{GRID}' stroke-width='0.5'><title>{_esc(tip)}</title></rect>"
+            )
+    else:
+        out.extend(_runs(fills, g.side))
+    out.append("</g>")
+    return out
+
+
+def _colour(g: _Grid, i: int, j: int, top: float) -> str:
+    """Cell (i, j)'s fill: dark for NaN/inf, a shade outside tolerance, else white."""
+    if g.nonfinite[i, j]:
+        return NONFINITE
+    return _fill(float(g.value[i, j]), top) if g.bad[i, j] else WHITE
+
+
+def _row_tip(d: _Diff, g: _Grid, i: int) -> str:
+    """Drawn row ``i``'s tooltip: its rows, their max |diff| and where, how many NaN/inf."""
+    r0, r1 = i * g.br, min(d.rows, (i + 1) * g.br)
+    block = d.absd[r0:r1]
+    flat = int(block.argmax())
+    at = d.where(r0 + flat // d.cols, flat % d.cols)
+    head = "" if d.one_d else f"rows {r0}–{r1 - 1}" if r1 > r0 + 1 else f"row {r0}"
+    tip = f"max |diff| {_num(float(block.max()))} at {at}"
+    n_bad = int((~d.finite[r0:r1]).sum())
+    if n_bad:
+        tip += f", {n_bad} NaN/inf"
+    if not bool((~d.ok[r0:r1]).any()):
+        tip = f"all within tolerance ({tip})"
+    return f"{head}: {tip}" if head else tip
+
+
+def _legend(top: float, n_nonfinite: int, lx: int, legend_y: int) -> list[str]:
+    """The legend: -max ... 0 ... +max, and the NaN swatch when there is one (else a note)."""
+    out = []
     for k in range(-SHADES, SHADES + 1):
         fill = WHITE if k == 0 else _shade(k / abs(k), abs(k))
         out.append(
@@ -250,21 +336,20 @@ def _picture(
             f"fill='{fill}' stroke='{OUTLINE}' stroke-width='0.3'/>"
         )
     m = _num(top)
-    out.append(_text(lx + legend_w / 2, legend_y + 17, "0", "middle"))
+    out.append(_text(lx + _LEGEND_W / 2, legend_y + 17, "0", "middle"))
     if top > 0:
         out.append(_text(lx, legend_y + 17, f"−{m}", "start"))
-        out.append(_text(lx + legend_w, legend_y + 17, f"+{m}", "end"))
-    note = "blue: yours too small, red: too large"
+        out.append(_text(lx + _LEGEND_W, legend_y + 17, f"+{m}", "end"))
     if n_nonfinite:
         out.append(
-            f"<rect x='{lx + legend_w + 6}' y='{legend_y}' width='7' height='7' "
+            f"<rect x='{lx + _LEGEND_W + 6}' y='{legend_y}' width='7' height='7' "
             f"fill='{NONFINITE}'/>"
         )
-        out.append(_text(lx + legend_w + 16, legend_y + 7, "NaN/inf", "start"))
+        out.append(_text(lx + _LEGEND_W + 16, legend_y + 7, "NaN/inf", "start"))
     else:
-        out.append(_text(lx + legend_w + 6, legend_y + 7, note, "start"))
-    out.append("</svg>")
-    return _Picture("".join(out), tuple(parts))
+        note = "blue: yours too small, red: too large"
+        out.append(_text(lx + _LEGEND_W + 6, legend_y + 7, note, "start"))
+    return out
 
 
 def _as_float(x: Any) -> torch.Tensor | None:
@@ -330,6 +415,7 @@ def _fill(v: float, top: float) -> str:
 
 
 def _shade(sign: float, level: int) -> str:
+    """Shade ``level`` (1..SHADES, light to full) of red (sign > 0) or blue."""
     end = RED if sign > 0 else BLUE
     a = FLOOR + (1 - FLOOR) * (level - 1) / (SHADES - 1)
     r, g, b = (round(255 + (c - 255) * a) for c in end)
@@ -369,12 +455,15 @@ def _ticks(
 
 
 def _text(x: float, y: float, text: str, anchor: str) -> str:
+    """A label at (x, y) in the text's colour."""
     return f"<text x='{x}' y='{y}' text-anchor='{anchor}' fill='currentColor'>{_esc(text)}</text>"
 
 
 def _num(x: float) -> str:
+    """A number with three significant digits."""
     return f"{x:.3g}"
 
 
 def _esc(text: str) -> str:
+    """``text`` safe in an SVG element or attribute."""
     return html.escape(text, quote=True)

@@ -59,6 +59,7 @@ def ladders(source: str) -> dict[str, dict]:
 
 
 def _stub(source: str, full: bool = False) -> tuple[str, list[str], dict[str, dict]]:
+    """One cell's student source, the names it asks for and their hint ladders."""
     lines = source.split("\n")
     out: list[str] = []
     asked: list[str] = []
@@ -71,57 +72,91 @@ def _stub(source: str, full: bool = False) -> tuple[str, list[str], dict[str, di
             i += 1
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        above: list[tuple[str, str, str, str]] = []  # (hint, name, "+" or " full" or "", text)
+        comments = _Comments(out, indent)
+        end, targets = _block_end(lines, i, indent, source)
+        names = comments.names(targets)
+        asked += names
+        ladder.update(comments.ladders(names, "\n".join(lines[i + 1 : end])))
+        out += comments.placeholders(indent, names, full)
+        i = end + 1
+    return "\n".join(out), asked, ladder
+
+
+class _Comments:
+    """The comment lines right above a solution block, taken off the end of ``out``, by kind:
+    its stubs (``# stub:``), what each name is (``# dX:``), the fuller text (``# dX full:``) and
+    the hint rungs (``# hint dX:``, a rung continued by ``# hint dX+:``)."""
+
+    def __init__(self, out: list[str], indent: str) -> None:
+        above: list[tuple[str, str, str, str]] = []  # (hint, name, "+" or "full" or "", text)
         while out and _DESCRIBE.match(out[-1].strip()) and out[-1].startswith(indent + "#"):
             hint_, name_, kind, text = _DESCRIBE.match(out.pop().strip()).groups()
             above.insert(0, (hint_ or "", name_, (kind or "").strip(), text))
-        stubs = [text for h, name, kind, text in above if name == "stub" and not h]
-        described = {
+        self.stubs = [text for h, name, kind, text in above if name == "stub" and not h]
+        self.described = {
             name: text for h, name, kind, text in above if not h and not kind and name != "stub"
         }
-        fuller = {name: text for h, name, kind, text in above if not h and kind == "full"}
-        rungs: dict[str, list[str]] = {}
+        self.fuller = {name: text for h, name, kind, text in above if not h and kind == "full"}
+        self.rungs: dict[str, list[str]] = {}
         for h, name, kind, text in above:
-            if h and kind == "+" and rungs.get(name):
-                rungs[name][-1] += "\n" + text
+            if h and kind == "+" and self.rungs.get(name):
+                self.rungs[name][-1] += "\n" + text
             elif h:
-                rungs.setdefault(name, []).append(text)
-        j = i + 1
-        targets: list[str] = []
-        while j < len(lines) and lines[j].strip() != END:
-            body = lines[j]
-            if body.startswith(indent) and not body[len(indent) :].startswith((" ", "\t")):
-                m = _ASSIGN.match(body[len(indent) :])
-                if m and m.group(1) not in targets:
-                    targets.append(m.group(1))
-            j += 1
-        if j == len(lines):
-            raise ValueError(f"{BEGIN} without {END} in:\n{source}")
-        stray = [
-            n for n in [*described, *fuller, *(rungs if not stubs else [])] if n not in targets
-        ]
+                self.rungs.setdefault(name, []).append(text)
+
+    def names(self, targets: list[str]) -> list[str]:
+        """The names the block asks for: those described, else (with no stub) those it assigns.
+        A comment about a name the block does not assign is an error."""
+        about = [*self.described, *self.fuller, *(self.rungs if not self.stubs else [])]
+        stray = [n for n in about if n not in targets]
         if stray:
             raise ValueError(
                 f"the comment '# {stray[0]}: ...' describes no name assigned in its solution block"
             )
-        names = list(described) or ([] if stubs else targets)
-        asked += names
-        block = "\n".join(lines[i + 1 : j])
+        return list(self.described) or ([] if self.stubs else targets)
+
+    def ladders(self, names: list[str], block: str) -> dict[str, dict]:
+        """The hint ladder of each name asked, and of each name a stubbed block has rungs for
+        (a block of no name, a closure's body: its ladders go by the check's name)."""
+        found = {
+            name: {"rungs": self.rungs.get(name, []), "solution": _solution_lines(block, name)}
+            for name in names
+        }
+        if self.stubs:
+            for name, steps in self.rungs.items():
+                found[name] = {"rungs": steps, "solution": textwrap.dedent(block).strip()}
+        return found
+
+    def placeholders(self, indent: str, names: list[str], full: bool) -> list[str]:
+        """The student's lines in the block's place: its stubs, then ``dX = ...  # TODO: ...``
+        for each name asked (``# YOUR CODE HERE`` for neither)."""
+        lines = [f"{indent}{code}" for code in self.stubs]
+        if not names and not self.stubs:
+            lines.append(f"{indent}# YOUR CODE HERE")
         for name in names:
-            ladder[name] = {"rungs": rungs.get(name, []), "solution": _solution_lines(block, name)}
-        if stubs:  # a block of no name (a closure's body): its ladders go by the check's name
-            for name, steps in rungs.items():
-                ladder[name] = {"rungs": steps, "solution": textwrap.dedent(block).strip()}
-        out.extend(f"{indent}{code}" for code in stubs)
-        if not names and not stubs:
-            out.append(f"{indent}# YOUR CODE HERE")
-        for name in names:
-            what = fuller.get(name, described.get(name)) if full else described.get(name)
-            out.append(
+            what = self.described.get(name)
+            what = self.fuller.get(name, what) if full else what
+            lines.append(
                 f"{indent}{name} = ...  # TODO: {what}" if what else f"{indent}{name} = ...  # TODO"
             )
-        i = j + 1
-    return "\n".join(out), asked, ladder
+        return lines
+
+
+def _block_end(lines: list[str], begin: int, indent: str, source: str) -> tuple[int, list[str]]:
+    """The index of the END line of the block that starts at ``begin``, and the names its
+    top-level lines assign, in order."""
+    end = begin + 1
+    targets: list[str] = []
+    while end < len(lines) and lines[end].strip() != END:
+        body = lines[end]
+        if body.startswith(indent) and not body[len(indent) :].startswith((" ", "\t")):
+            m = _ASSIGN.match(body[len(indent) :])
+            if m and m.group(1) not in targets:
+                targets.append(m.group(1))
+        end += 1
+    if end == len(lines):
+        raise ValueError(f"{BEGIN} without {END} in:\n{source}")
+    return end, targets
 
 
 def _solution_lines(block: str, name: str) -> str:
@@ -275,7 +310,7 @@ def generate(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m checks.student", description=__doc__.split("\n")[0]
+        prog="backprop-workbook student", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--check", action="store_true", help="only report student copies that are out of date"

@@ -47,9 +47,8 @@ class Worst:
     mismatched: int
     total: int
     source: str  # where the expected value comes from: "autograd", "central difference", ...
-    argument: int | None = (
-        None  # central differences: which input of the function (minitorch's style)
-    )
+    # central differences: which input of the function (minitorch's style)
+    argument: int | None = None
 
     def sentence(self) -> str:
         y, e = _num(self.yours), _num(self.expected)
