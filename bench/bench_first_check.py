@@ -37,8 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
-from tests.test_e2e import CHECK_LINE, KERNEL_IDLE_JS, Lab  # noqa: E402
+from tests.browser import CHECK_LINE, CHROMIUM, CHROMIUM_FLAGS, KERNEL_IDLE_JS, Lab  # noqa: E402
 
 # s, for each browser or server wait: a cold start imports torch and JupyterLab on a small machine
 TIMEOUT = 300.0

@@ -6,8 +6,8 @@ teach. Anything else an answer cell reaches (autograd in any spelling, torch's k
 internals, code run from strings, modules it imports, dunder attributes) is listed by its spelling,
 so that the grader can hold the answer for review. What the handed-out cell (the template) itself
 uses is allowed, and so is whatever the learner defines: their own functions and classes are read
-too, where they are called (``earlier``: the learner's earlier answer cells). The README's section
-"What an answer may use" is :func:`readme_section`, rendered from ``ALLOWED``.
+too, where they are called (``earlier``: the learner's earlier answer cells). The section "What an
+answer may use" of docs/grading.md is :func:`readme_section`, rendered from ``ALLOWED``.
 """
 
 from __future__ import annotations
@@ -543,11 +543,13 @@ def disallowed(
         return []
 
 
-README_HEADING = "### What an answer may use"
+# The section of docs/grading.md (it was the README's, hence the names) that lists ``ALLOWED``:
+# tests/test_allow.py checks that the page holds exactly what ``readme_section()`` renders.
+README_HEADING = "## What an answer may use"
 
 
 def readme_section() -> str:
-    """The README's section on what an answer may use, rendered from ``ALLOWED``."""
+    """The section on what an answer may use of docs/grading.md, rendered from ``ALLOWED``."""
     rows = "\n".join(
         f"| {key} | {what} | {' '.join(f'`{n}`' for n in names)} |"
         for key, (what, names) in ALLOWED.items()

@@ -1,9 +1,12 @@
-"""The learner's command: ``backprop-workbook start [DIR]`` and \
-``backprop-workbook check NOTEBOOK``."""
+"""The workbook's one command: ``backprop-workbook start [DIR]`` and ``check NOTEBOOK`` for a
+learner; ``grade``, ``export``, ``feedback`` and ``class-wheel`` for an instructor; ``student``
+for an author. Each of the last five is its module's own command line (``python -m checks.grade``
+and the others work as well)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -12,6 +15,38 @@ from checks.paths import SOLUTIONS, class_wheel
 from checks.start import DEFAULT_DIR, start
 
 GRADE_NEEDS = ("pytest", "nbval", "nbformat", "jupyter_client", "ipykernel")
+# subcommand -> (the module whose main() it runs, its help line)
+PASSED_ON = {
+    "grade": ("checks.grade", "(instructors) grade a class's notebooks into an out folder"),
+    "export": ("checks.export", "(instructors) Canvas, Gradescope or GitHub Classroom files"),
+    "feedback": ("checks.feedback", "(instructors) one feedback page per learner"),
+    "class-wheel": (
+        "checks.classwheel",
+        "(instructors) build the workbook's wheel for a class: no solutions, reveal off",
+    ),
+    "student": ("checks.student", "(authors) generate the student copies and hint ladders"),
+}
+
+
+def _missing_grade_needs(command: str) -> bool:
+    """Say which of the grader's packages are missing, if any (``[grade]`` installs them)."""
+    missing = [m for m in GRADE_NEEDS if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"backprop-workbook {command} runs the grader, which needs {', '.join(missing)}: "
+            "pip install 'backprop-workbook[grade]'. Without it, run the notebook top to "
+            "bottom and call summary() in its last cell.",
+            file=sys.stderr,
+        )
+    return bool(missing)
+
+
+def _passed_on(command: str, argv: list[str]) -> int:
+    """Run ``command``'s module's own command line on ``argv``."""
+    if command == "grade" and _missing_grade_needs(command):
+        return 2
+    module = importlib.import_module(PASSED_ON[command][0])
+    return module.main(argv)
 
 
 def _check(argv: list[str]) -> int:
@@ -21,14 +56,7 @@ def _check(argv: list[str]) -> int:
 
         print(no_solutions(SOLUTIONS), file=sys.stderr)
         return 2
-    missing = [m for m in GRADE_NEEDS if importlib.util.find_spec(m) is None]
-    if missing:
-        print(
-            f"backprop-workbook check runs the grader, which needs {', '.join(missing)}: "
-            "pip install 'backprop-workbook[grade]'. Without it, run the notebook top to "
-            "bottom and call summary() in its last cell.",
-            file=sys.stderr,
-        )
+    if _missing_grade_needs("check"):
         return 2
     from checks.grade import main as grade_main
 
@@ -74,21 +102,16 @@ def main(argv: list[str] | None = None) -> int:
         "are python -m checks.grade's (--only, --fail-under, --sandbox).",
     )
     c.add_argument("notebook", type=Path)
-    sub.add_parser(
-        "class-wheel",
-        add_help=False,
-        help="(instructors) build the workbook's wheel for a class: no solutions, reveal off",
-    )
+    for command, (_, line) in PASSED_ON.items():
+        sub.add_parser(command, add_help=False, help=line)
     lab_args: list[str] = []
     if "--" in argv:
         argv, lab_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     a, rest = p.parse_known_args(argv)
     if a.command == "check":
         return _check([str(a.notebook), *rest])
-    if a.command == "class-wheel":
-        from checks.classwheel import main as class_wheel_main
-
-        return class_wheel_main(rest)
+    if a.command in PASSED_ON:
+        return _passed_on(a.command, rest + (["--", *lab_args] if lab_args else []))
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     extra = (["--no-browser"] if a.no_browser else []) + lab_args

@@ -152,9 +152,8 @@ def grade_on_dask(
                 rows = refused[sub] + rows
                 record(sub, nbs, rows, ignored)
                 shown(sub, rows)
-        except (
-            KeyboardInterrupt
-        ):  # the workers kill these tasks' runs (pytest, the kernel and its children)
+        # the workers kill these tasks' runs (pytest, the kernel and its children)
+        except KeyboardInterrupt:
             client.cancel(list(futures))
             with contextlib.suppress(Exception):
                 client.run(grade.stop_task_runs, [f.key for f in futures])

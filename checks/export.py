@@ -524,7 +524,7 @@ def github_workflow(
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m checks.export", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="backprop-workbook export", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("canvas", help="a Canvas gradebook CSV from a grader's out folder")
     c.add_argument("out", type=Path)

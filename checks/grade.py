@@ -100,9 +100,8 @@ class Settings:
     notebook_timeout: int | None = None
     memory_mb: int = 6144
     jobs: int = max(1, os.cpu_count() or 1)
-    strict_shapes: bool = (
-        False  # a dropped leading size-1 axis fails instead of passing with a note
-    )
+    # a dropped leading size-1 axis fails instead of passing with a note
+    strict_shapes: bool = False
     sandbox: str = "auto"  # "bwrap", "none", or "auto": bwrap where it works here
 
 
@@ -653,9 +652,8 @@ def run_notebook(
 
     parent = os.getpid()
 
-    def limits() -> (
-        None
-    ):  # in the child: its own process group, and a cap on memory for it and the kernel
+    # in the child: its own process group, and a cap on memory for it and the kernel
+    def limits() -> None:
         os.setsid()
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -693,9 +691,8 @@ def run_notebook(
     return run
 
 
-SOCKET_ROOM = (
-    40  # characters of folder name that leave room for a kernel's Unix socket paths (~107 at most)
-)
+# characters of folder name that leave room for a kernel's Unix socket paths (~107 at most)
+SOCKET_ROOM = 40
 
 
 def _short_temp() -> str:
@@ -788,9 +785,8 @@ def _kernel_alive(parent: int) -> bool | None:
         try:
             stat = (entry / "stat").read_text()
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if (
-                ppid == parent and b".json" in (entry / "cmdline").read_bytes()
-            ):  # -f CONNECTION_FILE.json
+            # the kernel is started with -f CONNECTION_FILE.json
+            if ppid == parent and b".json" in (entry / "cmdline").read_bytes():
                 return True
         except (OSError, ValueError, IndexError):
             continue
@@ -1143,6 +1139,19 @@ def _row(check: str, passed: bool, mistake: str, reason: str) -> dict:
 # ---------------------------------------------------------------- the whole run
 
 
+def replace_whole(path: Path, write: Callable[[Path], object]) -> None:
+    """``write`` a file beside ``path``, then put it in ``path``'s place in one step: a grader
+    reading the cache at the same moment (another run, a self-check) sees the old file or the
+    new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 class Grader:
     def __init__(
         self, out: Path, settings: Settings, solutions: Path = SOLUTIONS, cache: Path | None = None
@@ -1186,14 +1195,12 @@ class Grader:
                         f"{first_error(run, assemble(ex, None))}. Nothing was graded or cached."
                     )
                 values, last = dict(run.values), {}
-                for k, st in sorted(
-                    run.states.items()
-                ):  # a tensor unchanged since the last point is kept once
+                # a tensor unchanged since the last point is kept once
+                for k, st in sorted(run.states.items()):
                     st = {n: last[n] if _same(last.get(n, _UNSET), v) else v for n, v in st.items()}
                     values[STATE + str(k)], values[NAMES + str(k)] = st, list(st)
                     last.update(st)
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                torch.save(values, cache)
+                replace_whole(cache, lambda tmp: torch.save(values, tmp))
                 shutil.rmtree(work, ignore_errors=True)  # its notebook holds the solutions
                 self._refs[ex.name] = values
         return self._refs[ex.name]
@@ -1272,9 +1279,8 @@ class Grader:
                 f"{'' if cause else bad[0]['reason']}. Nothing was graded: fix the set-up "
                 "(the data, the package inside the sandbox) and run again."
             )
-        mark.parent.mkdir(parents=True, exist_ok=True)
         kept = {"solution": ex.name, "checks": len(rows), "seconds": round(run.seconds, 1)}
-        mark.write_text(json.dumps(kept) + "\n")
+        replace_whole(mark, lambda tmp: tmp.write_text(json.dumps(kept) + "\n"))
 
     def calibration_mark(self, ex: Exercise) -> Path:
         """The file that says ``ex``'s solution passed through this very set-up, and how long."""
@@ -1356,7 +1362,10 @@ def grade(
     requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
     if settings.sandbox == "none":
-        progress("no sandbox: learner code runs as you and can read what you can (see the README)")
+        progress(
+            "no sandbox: learner code runs as you and can read what you can "
+            "(see docs/grading.md, Isolation)"
+        )
     grader = Grader(out, settings, solutions.resolve(), cache)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
@@ -1605,7 +1614,7 @@ def self_check_cache() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m checks.grade", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="backprop-workbook grade", description=__doc__.split("\n")[0])
     p.add_argument(
         "submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks"
     )

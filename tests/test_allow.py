@@ -1,6 +1,6 @@
 """What an answer may use (checks/allow.py): every honest answer of the lecture, the corpus and the
 solutions uses nothing beyond it, every route to autograd (or around the grader) is listed by its
-spelling, and the README's section is the allowlist."""
+spelling, and the section of docs/grading.md is the allowlist."""
 
 from __future__ import annotations
 
@@ -329,10 +329,11 @@ def test_unparseable_cells_and_odd_input_list_nothing():
 
 
 def test_the_readme_section_is_the_allowlist():
-    text = (ROOT / "README.md").read_text()
+    """The section of docs/grading.md (once the README's) is what ``readme_section`` renders."""
+    text = (ROOT / "docs" / "grading.md").read_text()
     start = text.index(README_HEADING)
-    end = text.index("\n#", start + len(README_HEADING))
-    assert text[start:end].strip() == readme_section().strip()
+    end = text.find("\n#", start + len(README_HEADING))  # the next heading, or the page's end
+    assert text[start : end if end >= 0 else None].strip() == readme_section().strip()
 
 
 # ---------------------------------------------------------------- one class run, end to end
@@ -348,8 +349,7 @@ def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path):
 
     from checks.grade import Settings, grade
     from tests import attacks
-    from tests.test_grade import filled
-    from tests.test_lecture import _student, substitute
+    from tests.submissions import filled, student_copy, substitute
 
     # (the five solutions are graded as submissions before any learner: ``Grader.calibrate``)
     subs = {n: tmp_path / "subs" / n for n in ("att-routes", "honest-lecture")}
@@ -357,7 +357,7 @@ def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path):
         folder.mkdir(parents=True)
     name = "03-makemore-backprop.ipynb"
     nbformat.write(attacks.with_routes(filled()), subs["att-routes"] / name)
-    nbformat.write(substitute(_student(), LECTURE), subs["honest-lecture"] / name)
+    nbformat.write(substitute(student_copy(), LECTURE), subs["honest-lecture"] / name)
     settings = Settings(seed=424242, batch=20, steps=20, cell_timeout=60, notebook_timeout=600)
     rows = grade(list(subs.values()), tmp_path / "out", settings, progress=lambda *a: None)
     by = {(r["submission"], r["check"]): r for r in rows}

@@ -45,7 +45,7 @@ from checks.scores import (
     plain_cell,
     with_overrides,
 )
-from tests.test_reports import HOSTILE, row
+from tests.rows import HOSTILE, row
 
 NB3, NB2 = "03-makemore-backprop.ipynb", "02-tensor-backprop.ipynb"
 EXPECTED = torch.randn(24, 36, generator=torch.Generator().manual_seed(3))

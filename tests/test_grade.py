@@ -12,27 +12,14 @@ import torch
 from checks.grade import Settings, grade, main
 from checks.sandbox import bwrap
 from checks.student import ROOT
-from tests.test_notebooks import ANSWERS, fill
+from tests import answers01 as t1
+from tests import answers02 as t2
+from tests.notebooks import ANSWERS, fill
+from tests.submissions import NAME, STUDENT, cell_with, filled, prepend
 
-STUDENT = ROOT / "notebooks" / "03-makemore-backprop.ipynb"
-NAME = STUDENT.name
-SETTINGS = Settings(steps=20, cell_timeout=15, notebook_timeout=300, jobs=2)
-
-
-def filled(**override):
-    answers = {k: list(v) for k, v in ANSWERS.items()}
-    answers.update(override)
-    return fill(nbformat.read(STUDENT, as_version=4), answers)
-
-
-def cell_with(nb, text):
-    return next(c for c in nb.cells if c.cell_type == "code" and text in c.source)
-
-
-def prepend(nb, check_line, code):
-    cell = cell_with(nb, check_line)
-    cell.source = code + "\n" + cell.source
-    return nb
+# cell_timeout: room for the solutions' slowest cell (notebook 01's training) with another test
+# on each CPU (pytest -n auto); the infinite loop costs one job slot that long
+SETTINGS = Settings(steps=20, cell_timeout=45, notebook_timeout=300, jobs=2)
 
 
 def hard_coded_dlogprobs() -> str:
@@ -147,8 +134,6 @@ def make_submissions(root):
     save("mallory-tampered", mallory)
     zoe = root / "zoe-notebooks-01-02"
     zoe.mkdir()
-    from tests import test_notebook_01 as t1
-    from tests import test_notebook_02 as t2
 
     nbformat.write(
         t1.fill_value_class(fill(t1.read("notebooks"), t1.ANSWERS)),
@@ -175,13 +160,10 @@ def make_submissions(root):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("submissions")
-    out = tmp_path_factory.mktemp("grades")
-    subs = make_submissions(root)
-    log = []
-    rows = grade(list(subs.values()), out, SETTINGS, progress=log.append)
-    return subs, out, rows, log
+def graded(tmp_path_factory, grade_class):
+    subs = make_submissions(tmp_path_factory.mktemp("submissions"))
+    run = grade_class(list(subs.values()), SETTINGS)
+    return subs, run.out, run.rows, run.log
 
 
 def rows_of(rows, sub):

@@ -9,7 +9,7 @@ import nbformat
 from checks.grade import hints_shown, learner_cells, load_exercise
 from checks.hints import MARKER
 from checks.student import ROOT
-from tests.test_notebooks import ANSWERS, fill
+from tests.notebooks import ANSWERS, fill
 
 NAME = "03-makemore-backprop.ipynb"
 EX = load_exercise(ROOT / "solutions" / NAME)

@@ -13,9 +13,18 @@ import nbformat
 import pytest
 
 from checks.student import HINTS, ROOT, render, student_notebook
-from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
+from tests.answers01 import (
+    ANSWERS,
+    BODIES,
+    EQUALS,
+    NAME,
+    PRE_ORDER,
+    fill_value_class,
+    read,
+    solution_source,
+)
+from tests.notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
-NAME = "01-scalar-autograd.ipynb"
 # sections 1-2: 6 + 3 + 1 + 1; section 3: 6 operations, 6 nodes, backward(), 6 random expressions
 # twice; section 5: the trained network; section 6: 6 parameters x 3 activations; section 7: 4
 # inputs
@@ -24,18 +33,8 @@ BASIC = ["__add__", "__mul__", "__pow__", "tanh", "exp", "relu"]
 DERIVED = ["__neg__", "__sub__", "__truediv__", "__radd__", "__rmul__", "__rsub__", "__rtruediv__"]
 
 
-def read(folder: str) -> nbformat.NotebookNode:
-    return nbformat.read(ROOT / folder / NAME, as_version=4)
-
-
 def outputs(nb) -> str:
     return "\n".join(text_of(c) for c in nb.cells if c.cell_type == "code")
-
-
-def solution_source(start: str) -> str:
-    """The source of the solution's code cell that starts with ``start``."""
-    cells = read("solutions").cells
-    return next(c.source for c in cells if c.cell_type == "code" and c.source.startswith(start))
 
 
 def value_class(nb) -> ast.ClassDef:
@@ -48,94 +47,6 @@ def methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
 
 
 # -------------------------------------------- answers, written independently of the solution blocks
-
-# One line per `dX = ...` placeholder, in the order they appear (da: section 1, a value used twice,
-# the quiz).
-ANSWERS = {
-    "dd": ["f * 1"],
-    "de": ["dd"],
-    "dc": ["dd"],
-    "da": ["de * b", "1 + b", "a + a"],
-    "db": ["a * de"],
-    "df": ["(a * b + c)"],
-    "dy": ["y + y"],
-    "du": ["dy - dy * y * y"],
-    "dx": ["3 * du / 2"],
-    "dlogits": [
-        "(logits.softmax(1) - torch.nn.functional.one_hot(Y, 2).to(logits.dtype)) / X.shape[0]"
-    ],
-    "dW3": ["torch.einsum('ni,nj->ij', h2, dlogits)"],
-    "db3": ["dlogits.sum(dim=0)"],
-    "dh2": ["torch.einsum('nj,ij->ni', dlogits, W3)"],
-    "dz2": ["dh2 * slope(act, z2, h2)"],
-    "dW2": ["torch.einsum('ni,nj->ij', h1, dz2)"],
-    "db2": ["dz2.sum(dim=0)"],
-    "dh1": ["torch.einsum('nj,ij->ni', dz2, W2)"],
-    "dz1": ["slope(act, z1, h1) * dh1"],
-    "dW1": ["torch.einsum('ni,nj->ij', X, dz1)"],
-    "db1": ["dz1.sum(dim=0)"],
-}
-
-# The body of each stub `raise NotWritten("...<key>...")` of the Value class.
-BODIES = {
-    "self + other": ["self.grad = self.grad + out.grad", "other.grad = other.grad + out.grad"],
-    "self * other": ["self.grad += out.grad * other.data", "other.grad += out.grad * self.data"],
-    "self ** k": ["self.grad += out.grad * k * self.data ** (k - 1)"],
-    "tanh": ["self.grad += out.grad * (1 - out.data * out.data)"],
-    "exp": ["self.grad += out.grad * math.exp(self.data)"],
-    "relu": ["self.grad += out.grad if self.data > 0 else 0.0"],
-    "Value.backward()": [  # an iterative depth-first walk instead of the recursive one
-        "order, seen, stack = [], set(), [(self, False)]",
-        "while stack:",
-        "    v, finished = stack.pop()",
-        "    if finished:",
-        "        order.append(v)",
-        "    elif v not in seen:",
-        "        seen.add(v)",
-        "        stack.append((v, True))",
-        "        stack.extend((child, False) for child in v._prev)",
-        "self.grad = 1.0",
-        "for v in order[::-1]:",
-        "    v._backward()",
-    ],
-}
-# The issue's slips, in the learner's Value class: `=` for `+=` in the product, and a topological
-# order never reversed (each node listed when first reached, the list run from the front).
-EQUALS = {
-    **BODIES,
-    "self * other": ["self.grad = out.grad * other.data", "other.grad = out.grad * self.data"],
-}
-PRE_ORDER = {
-    **BODIES,
-    "Value.backward()": [
-        "order, seen, stack = [], set(), [self]",
-        "while stack:",
-        "    v = stack.pop()",
-        "    if v not in seen:",
-        "        seen.add(v)",
-        "        order.append(v)",
-        "        stack.extend(v._prev)",
-        "self.grad = 1.0",
-        "for v in order:",
-        "    v._backward()",
-    ],
-}
-RAISE = re.compile(
-    r'^(\s*)raise NotWritten\("write (?:the _backward of )?(.+?) '
-    r"in (?:the Value class|section 3) first.*$",
-    re.M,
-)
-
-
-def fill_value_class(nb, bodies=BODIES):
-    def one(m: re.Match) -> str:
-        return "\n".join(m.group(1) + line for line in bodies[m.group(2)])
-
-    for cell in nb.cells:
-        if cell.cell_type == "code" and cell.source.startswith("class Value"):
-            cell.source, n = RAISE.subn(one, cell.source)
-            assert n == len(bodies), n
-    return nb
 
 
 # ---------------------------------------------------------------- the student copy, as handed out
@@ -460,20 +371,18 @@ def test_going_back_after_later_sections():
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(grade_class):
     """Three learners' notebook 01 graded in one run: right, `=` for `+=` in the product, and a
     pre-order."""
-    from checks.grade import Settings, grade
+    from checks.grade import Settings
 
-    learners = {"right": BODIES, "equals": EQUALS, "pre-order": PRE_ORDER}
-    root = tmp_path_factory.mktemp("learners")
-    for who, bodies in learners.items():
-        (root / who).mkdir()
-        nb = fill_value_class(fill(read("notebooks"), ANSWERS), bodies)
-        nbformat.write(nb, root / who / NAME)
+    bodies = {"right": BODIES, "equals": EQUALS, "pre-order": PRE_ORDER}
+    learners = {
+        who: fill_value_class(fill(read("notebooks"), ANSWERS), b) for who, b in bodies.items()
+    }
     settings = Settings(steps=20, cell_timeout=60, notebook_timeout=300, jobs=2)
-    rows = grade(sorted(root.iterdir()), tmp_path_factory.mktemp("grades"), settings)
-    return {who: {r["check"]: r for r in rows if r["submission"] == who} for who in learners}
+    run = grade_class(learners, settings, NAME)
+    return {who: run.of(who) for who in learners}
 
 
 def test_the_grader_passes_a_right_notebook_01(graded):

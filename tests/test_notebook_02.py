@@ -8,12 +8,9 @@ import re
 import nbformat
 import pytest
 
-from checks.student import ROOT, render, student_notebook
-from tests.test_notebooks import errors_of, fill, run, text_of
-
-NAME = "02-tensor-backprop.ipynb"
-SOLUTION = ROOT / "solutions" / NAME
-STUDENT = ROOT / "notebooks" / NAME
+from checks.student import render, student_notebook
+from tests.answers02 import ANSWERS, SOLUTION, STUDENT
+from tests.notebooks import errors_of, fill, run, text_of
 
 # Every check in the notebook, in order: section 1 (Y, s, X), section 2 (Z), the 2x2 layer entry by
 # entry (W, A, b), as matrix products (W, A, b) and by central differences (W), the 784 -> 100 layer
@@ -80,31 +77,6 @@ def test_student_copy_stops_only_where_it_must(handed_out):
 
 # --------------------------------------------------------- the student copy, filled in by a learner
 
-# One line per placeholder, written independently of the solution blocks (in the order the
-# placeholders appear). Each answer uses only the given tensors, so that one wrong answer below
-# cannot spoil the checks after it.
-ANSWERS = {
-    "dY": ["dD * 1.0"],
-    "ds": ["-(dD.sum(dim=1, keepdim=True))"],
-    "dX": ["(-dD.sum(1, keepdim=True)).expand(X.shape)"],
-    "dZ": ["(Z == zmax).to(Z.dtype) * dzmax"],
-    "dW11": ["a1 * dN1 + a3 * dN3"],
-    "dW12": ["a1 * dN2 + a3 * dN4"],
-    "dW21": ["a2 * dN1 + a4 * dN3"],
-    "dW22": ["a2 * dN2 + a4 * dN4"],
-    "da1": ["W11 * dN1 + W12 * dN2"],
-    "da2": ["W21 * dN1 + W22 * dN2"],
-    "da3": ["W11 * dN3 + W12 * dN4"],
-    "da4": ["W21 * dN3 + W22 * dN4"],
-    "db1": ["dN1 + dN3"],
-    "db2": ["dN2 + dN4"],
-    "dW": ["torch.einsum('si,sj->ij', A.detach(), dN)", "A.detach().t() @ dN"],
-    "dA": ["torch.einsum('sj,ij->si', dN, W.detach())", "dN @ W.detach().t()"],
-    "db": ["dN.sum(dim=0).unsqueeze(0)", "dN.sum(dim=0).unsqueeze(0)"],
-    "dvmax": ["-(dU.sum(1, keepdim=True))"],
-    "dV": ["dU - (V == vmax) * dU.sum(1, keepdim=True)"],
-}
-
 
 def with_changes(changes: dict[str, dict[int, str]]) -> dict[str, list[str]]:
     """ANSWERS with some of them replaced: {placeholder: {occurrence: expression}}."""
@@ -147,10 +119,8 @@ WRONG = {
             "dZ": {0: "torch.ones_like(Z) * dzmax"},  # every entry treated as the winner
             "dW12": {0: "a2 * dN1 + a4 * dN3"},  # i and j swapped in the entries
             "dW21": {0: "a1 * dN2 + a3 * dN4"},
-            "dW": {
-                0: "dN.T @ A.detach()",
-                1: "dN.T @ A.detach()",
-            },  # the product the wrong way round
+            # the product the wrong way round
+            "dW": {0: "dN.T @ A.detach()", 1: "dN.T @ A.detach()"},
             "db": {1: "dN.sum(0)"},  # keepdim forgotten: a pass, with a note
             "dV": {0: "dU.clone()"},  # the path through the max forgotten
         },

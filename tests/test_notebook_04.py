@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 
 import nbformat
 import pytest
 
-from checks.grade import Settings, grade
+from checks.grade import Settings
 from checks.student import ROOT, render, student_notebook
-from tests.test_notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
+from tests.notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
 NAME = "04-mlp-language-model.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
@@ -361,27 +360,16 @@ def test_any_text_file_with_its_own_vocabulary(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    solutions = tmp_path_factory.mktemp("solutions")
-    shutil.copy(SOLUTION, solutions / NAME)
-    subs = tmp_path_factory.mktemp("submissions")
-    for who, nb in {
+def graded(grade_class):
+    learners = {
         "complete": fill(read(STUDENT), ANSWERS),
         "transposed-dW": fill(
             read(STUDENT),
             answers(dW=[ANSWERS["dW"][0], "dout.T @ x"], p_new=[ADAM_SLIPS["decay"]]),
         ),
-    }.items():
-        (subs / who).mkdir()
-        nbformat.write(nb, subs / who / NAME)
+    }
     settings = Settings(steps=20, cell_timeout=60, notebook_timeout=600, jobs=2)
-    rows = grade(
-        sorted(subs.iterdir()),
-        tmp_path_factory.mktemp("grades"),
-        settings,
-        solutions,
-        progress=lambda s: None,
-    )
+    rows = grade_class(learners, settings, NAME).rows
     return {(r["submission"], r["check"]): r for r in rows}
 
 

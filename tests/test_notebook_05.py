@@ -5,14 +5,13 @@ checks say about each, and the committed full run (the two training curves, the 
 from __future__ import annotations
 
 import re
-import shutil
 
 import nbformat
 import pytest
 
-from checks.grade import Settings, grade
+from checks.grade import Settings
 from checks.student import ROOT, render, student_notebook
-from tests.test_notebooks import LINE, STUB, errors_of, fill, run, text_of
+from tests.notebooks import LINE, STUB, errors_of, fill, run, text_of
 
 NAME = "05-transformer-backprop.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
@@ -361,16 +360,13 @@ UNMASKED_DLOGITS = (  # the padding targets (-1) get a gradient too
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(grade_class):
     """Four learners through the grader: every answer right (written independently), one with
     two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), one
     whose ``dq`` lacks the scale 1/sqrt(head_size) (and whose ``dlogits`` lacks the padding
     mask, and whose ``dk`` takes ``datt`` untransposed), and one with Bessel's correction in a
     layer norm's steps (exercise 1) and in ``layernorm_backward`` (exercise 2)."""
-    solutions = tmp_path_factory.mktemp("solutions")
-    shutil.copy(SOLUTION, solutions / NAME)
-    subs = tmp_path_factory.mktemp("submissions")
-    for who, nb in {
+    learners = {
         "complete": fill(read(STUDENT), ANSWERS),
         "slips": fill(
             read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])
@@ -387,17 +383,9 @@ def graded(tmp_path_factory):
             read(STUDENT),
             answers(dlnf_diff2=[BESSEL_STEP], dx=[BESSEL_FUSED, ANSWERS["dx"][1]]),
         ),
-    }.items():
-        (subs / who).mkdir()
-        nbformat.write(nb, subs / who / NAME)
+    }
     settings = Settings(steps=20, cell_timeout=120, notebook_timeout=900, jobs=2)
-    rows = grade(
-        sorted(subs.iterdir()),
-        tmp_path_factory.mktemp("grades"),
-        settings,
-        solutions,
-        progress=lambda s: None,
-    )
+    rows = grade_class(learners, settings, NAME).rows
     return {(r["submission"], r["check"]): r for r in rows}
 
 

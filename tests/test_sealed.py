@@ -26,10 +26,10 @@ import pytest
 from checks.grade import Grader, Settings, grade, main
 from checks.sandbox import bwrap
 from checks.student import ROOT
+from tests import answers01 as t1
 from tests import attacks
-from tests import test_notebook_01 as t1
-from tests.test_grade import NAME, STUDENT, cell_with, filled, prepend
-from tests.test_notebooks import ANSWERS, fill
+from tests.notebooks import ANSWERS, fill
+from tests.submissions import NAME, STUDENT, cell_with, filled, prepend
 
 pytestmark = pytest.mark.skipif(
     bwrap() is None,

@@ -16,7 +16,7 @@ import checks
 from checks import MISTAKES, NotWritten, hints
 from checks import values as cv
 from checks.compare import reset, results
-from tests.test_notebook_01 import solution_source
+from tests.answers01 import solution_source
 
 # ---------------------------------------------------------------- right engines, in four styles
 

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 
 from checks.student import ROOT
-from tests import test_notebook_01 as nb01
-from tests.test_notebooks import ANSWERS, errors_of, fill, run, text_of
+from tests import answers01 as nb01
+from tests.notebooks import ANSWERS, errors_of, fill, run, text_of
 
 STUDENT_03 = ROOT / "notebooks" / "03-makemore-backprop.ipynb"
 # a check's line and the line after it: "  ✗ word: hint" for a failure, "  ! word: note" for a note

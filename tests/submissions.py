@@ -1,0 +1,68 @@
+"""Submissions of notebook 03 built from the student copy: filled in with independent answers
+(``tests.notebooks.ANSWERS``) or the lecture's own lines, with code put before a cell."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+
+from checks.student import ROOT
+from tests.lecture_answers import LECTURE
+from tests.notebooks import ANSWERS, STUB, fill
+
+STUDENT = ROOT / "notebooks" / "03-makemore-backprop.ipynb"
+NAME = STUDENT.name
+
+
+def filled(**override) -> nbformat.NotebookNode:
+    """The student copy filled in with ``ANSWERS``, some of them replaced (name -> lines)."""
+    answers = {k: list(v) for k, v in ANSWERS.items()}
+    answers.update(override)
+    return fill(nbformat.read(STUDENT, as_version=4), answers)
+
+
+def cell_with(nb, text):
+    return next(c for c in nb.cells if c.cell_type == "code" and text in c.source)
+
+
+def prepend(nb, check_line, code):
+    cell = cell_with(nb, check_line)
+    cell.source = code + "\n" + cell.source
+    return nb
+
+
+def student_copy() -> nbformat.NotebookNode:
+    """Notebook 03 as handed out."""
+    return nbformat.read(STUDENT, as_version=4)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def substitute(nb: nbformat.NotebookNode, lecture: dict[str, list[str]]) -> nbformat.NotebookNode:
+    """Replace each cell's block of `X = ...  # TODO` lines by ``lecture[cell id]``, unchanged."""
+    used = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = cell.source.split("\n")
+        stubs = [i for i, line in enumerate(lines) if STUB.fullmatch(line)]
+        if not stubs:
+            assert cell.id not in lecture, f"cell {cell.id} has no placeholders"
+            continue
+        assert cell.id in lecture, f"no lecture lines for cell {cell.id}: {cell.source[:80]!r}"
+        first, last = stubs[0], stubs[-1]
+        assert stubs == list(range(first, last + 1)), f"cell {cell.id}: placeholders not one block"
+        indent = _indent(lines[first])
+        answer = lecture[cell.id]
+        assert min((_indent(x) for x in answer if x.strip()), key=len) == indent, cell.id
+        for name in (STUB.fullmatch(lines[i]).group(2) for i in stubs):
+            assigned = any(re.match(rf"\s*{name} = ", x) for x in answer)
+            assert assigned, f"cell {cell.id}: the lecture's lines do not assign {name}"
+        lines[first : last + 1] = answer
+        cell.source = "\n".join(lines)
+        used.add(cell.id)
+    assert used == set(LECTURE), set(LECTURE) - used
+    return nb
