@@ -45,14 +45,10 @@ from checks.diagnose import (
 )
 from checks.graph import Earlier, GraphFacts, frame_ints, frame_tensors
 from checks.paths import METADATA, ROOT
+from checks.tolerances import ATOL, ROUNDING, RTOL
 from checks.verdict import COLOURS, FAIL, NOTE, PASS, TODO, Note, Result, Worst, code_html
 
 __all__ = ["FAIL", "NOTE", "PASS", "TODO", "Result", "cmp", "check_value", "summary"]
-
-RTOL, ATOL = 1e-5, 1e-8
-# A difference within this many units of the dtype's epsilon, times the size of the gradients
-# involved, is float rounding (another order of the same sums), never a mistake.
-ROUNDING = 32
 
 
 # ---------------------------------------------------------------- inputs
@@ -269,13 +265,13 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
             mistake, hint = _safe(lambda: diagnose_shape(y, e, ctx), fallback)
             notes += _hard_coded(ctx, y.shape, e.shape)
             return Result(
-                name,
-                False,
-                False,
-                None,
-                mistake,
-                hint,
-                _notes(notes, ctx, False),
+                name=name,
+                ok=False,
+                exact=False,
+                maxdiff=None,
+                mistake=mistake,
+                hint=hint,
+                notes=_notes(notes, ctx, False),
                 compared=(y.detach(), e.detach()),
             )
         kept = (y.shape, dropped)
@@ -284,7 +280,7 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
         kept = None
     if y.numel() == 0:
         notes += [Note("keepdim", _keepdim_note(*kept, e.shape, ctx, True))] if kept else []
-        return Result(name, True, True, 0.0, notes=tuple(notes))
+        return Result(name=name, ok=True, exact=True, maxdiff=0.0, notes=tuple(notes))
     exact = bool(torch.equal(y, e)) or bool(
         torch.allclose(y, e, rtol=0.0, atol=0.0, equal_nan=True)
     )
@@ -298,22 +294,22 @@ def judge(name: str, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> Result:
     if kept:
         notes.append(Note("keepdim", _keepdim_note(*kept, e.shape, ctx, ok)))
     if ok:
-        return Result(name, True, exact, maxdiff, notes=tuple(notes))
+        return Result(name=name, ok=True, exact=exact, maxdiff=maxdiff, notes=tuple(notes))
     good = torch.isclose(y, e, rtol=ctx.rtol, atol=ctx.atol + _rounding(e, scale), equal_nan=True)
     fallback = f"your {ctx.answer} differs from {ctx.target}."
     mistake, hint = _safe(lambda: diagnose_values(y, e, ctx), fallback)
     worst = _worst(y, e, diff, good, ctx)
     return Result(
-        name,
-        False,
-        exact,
-        maxdiff,
-        mistake,
-        hint,
-        _notes(notes, ctx, False),
-        worst,
-        tuple(ctx.missing_uses) if mistake == "missing-path" else (),
-        (y.detach(), e.detach()),
+        name=name,
+        ok=False,
+        exact=exact,
+        maxdiff=maxdiff,
+        mistake=mistake,
+        hint=hint,
+        notes=_notes(notes, ctx, False),
+        worst=worst,
+        missing_uses=tuple(ctx.missing_uses) if mistake == "missing-path" else (),
+        compared=(y.detach(), e.detach()),
         blamed=tuple(ctx.blamed) if mistake == "upstream" else (),
     )
 
@@ -665,15 +661,17 @@ def guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
     try:
         return check()
     except Refused as why:
-        return Result(name, False, False, None, why.mistake, why.hint)
+        return Result(
+            name=name, ok=False, exact=False, maxdiff=None, mistake=why.mistake, hint=why.hint
+        )
     except Exception as exc:
         return Result(
-            name,
-            False,
-            False,
-            None,
-            "wrong",
-            f"could not compare {label} ({type(exc).__name__}: {exc}).",
+            name=name,
+            ok=False,
+            exact=False,
+            maxdiff=None,
+            mistake="wrong",
+            hint=f"could not compare {label} ({type(exc).__name__}: {exc}).",
         )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from checks.tolerances import ATOL, RTOL
 from checks.verdict import Note
 
 MISTAKES: dict[str, str] = {
@@ -135,8 +136,8 @@ class Context:
     """What the diagnosis may know beyond the two tensors."""
 
     name: str
-    rtol: float = 1e-5
-    atol: float = 1e-8
+    rtol: float = RTOL
+    atol: float = ATOL
     batch_sizes: list[int] = field(default_factory=list)
     # The (size, axis) of each axis the tensor was broadcast along in the forward pass.
     broadcast: Callable[[], list[tuple[int, int]]] | None = None

@@ -37,6 +37,8 @@ from typing import Any
 
 import torch
 
+from checks.tolerances import RTOL
+
 RED = (178, 24, 43)  # ColorBrewer RdBu ends
 BLUE = (33, 102, 172)
 WHITE = "#ffffff"
@@ -45,7 +47,6 @@ OUTLINE = "#9a9a9a"
 GRID = "#e4e4e4"  # between the cells of a small picture
 SHADES = 8  # shades per sign
 FLOOR = 0.2  # the lightest shade of a cell outside tolerance (0: white, 1: full colour)
-RTOL = 1e-5
 CELL_TITLES = 256  # draw a tooltip on every cell when there are at most this many
 _LEGEND_W = (2 * SHADES + 1) * 7  # the legend's swatches, -max ... 0 ... +max
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import torch
 
-from checks.compare import ATOL, RTOL, Refused, Result, answer, guarded, judge, record
+from checks.compare import Refused, Result, answer, guarded, judge, record
 from checks.diagnose import Context
 from checks.graph import frame_ints
+from checks.tolerances import ATOL, RTOL
 
 
 def numgrad(

@@ -29,9 +29,10 @@ from typing import Any
 
 import torch
 
-from checks.compare import ATOL, RTOL, close_enough, record
+from checks.compare import close_enough, record
 from checks.numeric import numgrad
 from checks.placeholders import NotWritten
+from checks.tolerances import ATOL, RTOL
 from checks.verdict import Result, Worst
 
 __all__ = [
@@ -224,10 +225,22 @@ def _fmt(x: float) -> str:
 def _stopped(name: str, why: BaseException, where: str) -> Result:
     """The result of a check whose code stopped: not written yet, or the error in one sentence."""
     if isinstance(why, NotWritten):
-        return Result(name, False, False, None, "missing", f"not written yet: {why}")
+        return Result(
+            name=name,
+            ok=False,
+            exact=False,
+            maxdiff=None,
+            mistake="missing",
+            hint=f"not written yet: {why}",
+        )
     said = str(why).split("\n")[0][:200]
     return Result(
-        name, False, False, None, "wrong", f"{where} raised {type(why).__name__}: {said}."
+        name=name,
+        ok=False,
+        exact=False,
+        maxdiff=None,
+        mistake="wrong",
+        hint=f"{where} raised {type(why).__name__}: {said}.",
     )
 
 
@@ -257,7 +270,7 @@ def judge_op(Value: type, name: str) -> Result:
         if got.failed is not None:
             return got.failed
         worst, exact = max(worst, got.maxdiff), exact and got.exact
-    return Result(name, True, exact, worst)
+    return Result(name=name, ok=True, exact=exact, maxdiff=worst)
 
 
 def check_op(Value: type, name: str, quiet: bool = False) -> Result:
@@ -320,7 +333,11 @@ def _failed(
     if yours is not None and math.isfinite(yours):
         worst = Worst((), yours, expected, abs(yours - expected), 1, 1, source)
     diff = worst.absdiff if worst else None
-    return Outcome(failed=Result(name, False, False, diff, word, hint, worst=worst))
+    return Outcome(
+        failed=Result(
+            name=name, ok=False, exact=False, maxdiff=diff, mistake=word, hint=hint, worst=worst
+        )
+    )
 
 
 def _compare_probe(
@@ -512,7 +529,9 @@ def judge_grads(
         vs = list(values) if isinstance(values, (list, tuple)) else [values]
         if not isinstance(t, torch.Tensor) or t.grad is None or t.numel() != len(vs):
             hint = f"the tensor for {name} has no `.grad` for {len(vs)} Value(s): run its backward."
-            out.append(Result(name, False, False, None, "no-grad", hint))
+            out.append(
+                Result(name=name, ok=False, exact=False, maxdiff=None, mistake="no-grad", hint=hint)
+            )
             continue
         out.append(verdict(name, vs, t.grad.detach(), source, run, where=name))
     return out
@@ -548,20 +567,31 @@ def verdict(
             f"{_kind(getattr(bad, 'grad', None))}, not a number: each `_backward` adds numbers (a "
             "Value's number is its `.data`)."
         )
-        return Result(name, False, False, None, word, hint, blamed=blamed)
+        return Result(
+            name=name, ok=False, exact=False, maxdiff=None, mistake=word, hint=hint, blamed=blamed
+        )
     y = torch.tensor(got, dtype=e.dtype).reshape(e.shape)
     if not bool(torch.isfinite(y).all()) and bool(torch.isfinite(e).all()):
         found = _op_fault(type(run.root), run.nodes)
         word, hint, blamed = _blame(*found, where, own) if found else ("nan", "", ())
         hint = hint or f"your backward() gives NaN or infinity in {where}: look for a 0/0."
-        return Result(name, False, False, None, word, hint, blamed=blamed)
+        return Result(
+            name=name, ok=False, exact=False, maxdiff=None, mistake=word, hint=hint, blamed=blamed
+        )
     exact = bool(torch.equal(y, e))
     maxdiff = float((y - e).abs().max()) if e.numel() else 0.0
     if exact or close_enough(y, e, RTOL, ATOL):
-        return Result(name, True, exact, maxdiff)
+        return Result(name=name, ok=True, exact=exact, maxdiff=maxdiff)
     word, hint, blamed = _explain_run(run, where, own, names or {})
     return Result(
-        name, False, exact, maxdiff, word, hint, worst=_worst(y, e, source), blamed=blamed
+        name=name,
+        ok=False,
+        exact=exact,
+        maxdiff=maxdiff,
+        mistake=word,
+        hint=hint,
+        worst=_worst(y, e, source),
+        blamed=blamed,
     )
 
 
@@ -751,7 +781,7 @@ def judge_backward(Value: type) -> Result:
         if not res.ok:
             return res
         worst, exact = max(worst, res.maxdiff or 0.0), exact and res.exact
-    return Result("backward", True, exact, worst)
+    return Result(name="backward", ok=True, exact=exact, maxdiff=worst)
 
 
 def check_backward(Value: type, quiet: bool = False) -> Result:
@@ -808,7 +838,7 @@ def judge_graph(name: str, root: Any, values: Iterable[Any]) -> Result:
             f"{name} cannot be built in PyTorch to compare with: {why} (the Value class's `+`, "
             "`*`, `**k`, `tanh`, `exp` and `relu` are known): keep `_op` as the class gives it."
         )
-        return Result(name, False, False, None, "no-grad", hint)
+        return Result(name=name, ok=False, exact=False, maxdiff=None, mistake="no-grad", hint=hint)
     tensors[id(root)].backward()
     zero = torch.zeros((), dtype=torch.float64)
     e = torch.stack([_grad_or(tensors.get(id(v)), zero) for v in vs])

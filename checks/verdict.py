@@ -86,7 +86,7 @@ class Worst:
         )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     """The outcome of one check. ``bool(result)`` is ``result.ok``.
 
