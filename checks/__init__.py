@@ -35,7 +35,7 @@ _WHERE = {
     "MISTAKES": "checks.diagnose",
     "hint": "checks.hints",
     "adamw_slips": "checks.optim",
-    "drawn": "checks.inputs",
+    **dict.fromkeys(["drawn", "setting"], "checks.inputs"),
     **dict.fromkeys(["check_numeric", "numgrad"], "checks.numeric"),
     **dict.fromkeys(["NotWritten", "WrongDtype", "require"], "checks.placeholders"),
 }
@@ -79,6 +79,7 @@ __all__ = [
     "require",
     "reset",
     "results",
+    "setting",
     "summary",
 ]
 

@@ -1,10 +1,16 @@
-"""checks.drawn: without WORKBOOK_SEED the defaults; with it, others (same signs, same per seed)."""
+"""checks.drawn: without WORKBOOK_SEED the defaults; with it, others (same signs, same per seed);
+checks.setting: a notebook's seed, batch and steps, its own unless the grader sets them."""
 
 from __future__ import annotations
 
+import ast
+
+import nbformat
 import pytest
 
-from checks import drawn
+from checks import drawn, setting
+from checks.inputs import SETTINGS
+from checks.paths import ROOT
 
 DEFAULTS = (2.0, -3.0, 10.0, -2.0)
 
@@ -53,3 +59,37 @@ def test_different_seeds_differ(monkeypatch):
 def test_needs_a_number():
     with pytest.raises(TypeError):
         drawn()
+
+
+def test_setting_is_the_notebooks_own_unless_its_variable_is_set(monkeypatch):
+    for variable in SETTINGS.values():
+        monkeypatch.delenv(variable, raising=False)
+    assert setting("seed", 2147483647) == 2147483647 and setting("text", None) is None
+    monkeypatch.setenv("WORKBOOK_BATCH", " 24 ")
+    monkeypatch.setenv("WORKBOOK_STEPS", "")  # empty: as if unset
+    monkeypatch.setenv("WORKBOOK_TEXT", "/data/shakespeare.txt")
+    assert setting("batch", 32) == 24 and setting("steps", 200_000) == 200_000
+    assert setting("text", None) == "/data/shakespeare.txt"
+
+
+def test_a_setting_that_is_no_number_or_no_setting_says_so(monkeypatch):
+    monkeypatch.setenv("WORKBOOK_SEED", "forty-two")
+    with pytest.raises(ValueError, match="WORKBOOK_SEED='forty-two' is not a whole number"):
+        setting("seed", 0)
+    with pytest.raises(ValueError, match="the settings are seed, batch, steps, text"):
+        setting("batch_size", 32)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_learner_cell_reads_the_environment(path):
+    """Seeds, batch sizes, step counts reach a notebook through checks (``setting``, ``drawn``):
+    only the install cell, which runs before checks can be imported, reads the environment."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    reads = []
+    for k, cell in enumerate(cells[1:], 1):
+        tree = ast.parse(cell.source)
+        names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        if names & {"environ", "getenv", "environb"}:
+            reads.append(k)
+    assert not reads, f"code cells {reads} of {path.name} read the environment"
