@@ -34,16 +34,14 @@ from pathlib import Path
 import torch
 
 from checks.data import DATA_DIR, load_names
-from checks.grade import (
-    Grader,
-    Settings,
-    assemble,
-    isolation,
-    judge_values,
-    learner_cells,
-    run_notebook,
-    source_reviews,
-)
+from checks.grading.assemble import assemble
+from checks.grading.exercise import learner_cells
+from checks.grading.grader import Grader
+from checks.grading.judge import judge_values
+from checks.grading.review import source_reviews
+from checks.grading.run import run_notebook
+from checks.grading.sandbox import isolation
+from checks.grading.settings import Settings
 from checks.paths import SOLUTIONS
 
 NOTEBOOK = "03-makemore-backprop.ipynb"

@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from checks.grade import Settings, grade
+from checks.grading.grader import grade
+from checks.grading.settings import Settings
 
 
 def main() -> None:

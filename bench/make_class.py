@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from checks.grade import load_exercise
+from checks.grading.exercise import load_exercise
 from checks.paths import NOTEBOOKS, SOLUTIONS
 
 KINDS = [("complete", 40), ("partial", 25), ("slips", 25), ("blank", 5), ("broken", 5)]

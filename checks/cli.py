@@ -17,14 +17,20 @@ from checks.start import DEFAULT_DIR, start
 GRADE_NEEDS = ("pytest", "nbval", "nbformat", "jupyter_client", "ipykernel")
 # subcommand -> (the module whose main() it runs, its help line)
 PASSED_ON = {
-    "grade": ("checks.grade", "(instructors) grade a class's notebooks into an out folder"),
-    "export": ("checks.export", "(instructors) Canvas, Gradescope or GitHub Classroom files"),
-    "feedback": ("checks.feedback", "(instructors) one feedback page per learner"),
+    "grade": ("checks.grading.cli", "(instructors) grade a class's notebooks into an out folder"),
+    "export": (
+        "checks.grading.export",
+        "(instructors) Canvas, Gradescope or GitHub Classroom files",
+    ),
+    "feedback": ("checks.grading.feedback", "(instructors) one feedback page per learner"),
     "class-wheel": (
-        "checks.classwheel",
+        "checks.authoring.classwheel",
         "(instructors) build the workbook's wheel for a class: no solutions, reveal off",
     ),
-    "student": ("checks.student", "(authors) generate the student copies and hint ladders"),
+    "student": (
+        "checks.authoring.student",
+        "(authors) generate the student copies and hint ladders",
+    ),
 }
 
 
@@ -52,13 +58,13 @@ def _passed_on(command: str, argv: list[str]) -> int:
 def _check(argv: list[str]) -> int:
     """Run the grader's self-check on one notebook (``python -m checks.grade --self``)."""
     if class_wheel():
-        from checks.grade import no_solutions
+        from checks.grading.grader import no_solutions
 
         print(no_solutions(SOLUTIONS), file=sys.stderr)
         return 2
     if _missing_grade_needs("check"):
         return 2
-    from checks.grade import main as grade_main
+    from checks.grading.cli import main as grade_main
 
     return grade_main(["--self", *argv])
 

@@ -857,12 +857,12 @@ class Summary:
         )
 
     def map(self) -> str:
-        """Notebook 03: the network as SVG, each node coloured by its check (``checks.draw``);
-        a missing path drawn as a red edge. "" for other notebooks."""
+        """Notebook 03: the network as SVG, each node coloured by its check
+        (``checks.render.draw``); a missing path drawn as a red edge. "" for other notebooks."""
         if not (self.notebook or "").startswith("03"):
             return ""
         try:
-            from checks.draw import Drawing, makemore_graph
+            from checks.render.draw import Drawing, makemore_graph
         except ImportError:
             return ""
         nodes, edges = makemore_graph()

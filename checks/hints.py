@@ -15,7 +15,7 @@ used.
 
 Shown in Jupyter, a hint's output carries :data:`MARKER` in its metadata (the answer, its check,
 the rung, whether it was the solution), so the saved notebook records the hints used
-(:mod:`checks.hintlog` reads them). In a class edition (:func:`checks.paths.class_edition`)
+(:mod:`checks.grading.hintlog` reads them). In a class edition (:func:`checks.paths.class_edition`)
 ``reveal=True`` says that it is off for the course and shows nothing of the solution.
 """
 
@@ -65,7 +65,8 @@ class Hint:
     revealed: bool = False  # the solution lines (reveal=True)
 
     def marker(self) -> dict:
-        """The metadata of this hint's output in a notebook, as :mod:`checks.hintlog` reads it."""
+        """The metadata of this hint's output in a notebook, as :mod:`checks.grading.hintlog` reads
+        it."""
         return {
             MARKER: {
                 "hint": self.name,

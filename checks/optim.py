@@ -125,6 +125,6 @@ def facts(
     p: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, t: int, lr: float
 ) -> dict[str, dict[str, list]]:
     """The grader's facts for one probed step of the learner's ``adamw``: for ``p_new``,
-    ``m_new`` and ``v_new``, what each slip gives (``checks.facts.apply`` reads them)."""
+    ``m_new`` and ``v_new``, what each slip gives (``checks.grading.facts.apply`` reads them)."""
     found = adamw_slips(p, [grad], m, v, t0=t, lr=lr)
     return {f"{key}_new": {"slips": [list(slip) for slip in found[key]]} for key in ("p", "m", "v")}

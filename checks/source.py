@@ -21,8 +21,9 @@ from checks.parsing import parse
 
 __all__ = [
     "SourceFacts",
+    "parse_cell",
     "answer_assigned",
-    "autograd_uses",
+    "autograd_call",
     "code_text",
     "facts",
     "placeholders_used",
@@ -42,9 +43,6 @@ class SourceFacts:
     changed_through: str | None = None  # "dhprebn": `dhprebn = answer`, then changed in place
     indexed_add: str | None = None  # "dC[Xb] += demb": `+=` into the answer at a tensor index
     batch_literals: tuple[int, ...] = ()  # the batch size written as a literal in the answer's code
-
-
-# ---------------------------------------------------------------- parsing
 
 
 class _Cell:
@@ -92,7 +90,7 @@ def _blank_magics(source: str) -> str:
     return "\n".join(lines)
 
 
-def _parse(source: str) -> _Cell | None:
+def parse_cell(source: str) -> _Cell | None:
     """The cell parsed as Python, retrying without IPython magics; None when it cannot be."""
     if not isinstance(source, str):
         return None
@@ -102,9 +100,6 @@ def _parse(source: str) -> _Cell | None:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     return None
-
-
-# ---------------------------------------------------------------- small AST helpers
 
 
 def _names(node: ast.AST) -> Iterator[str]:
@@ -212,9 +207,6 @@ def _value(stmt: ast.stmt) -> ast.expr | None:
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
         else None
     )
-
-
-# ---------------------------------------------------------------- the facts
 
 
 _SHAPE_ONLY = {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"}
@@ -357,7 +349,7 @@ def _runs_autograd(cell: _Cell, read: str | None) -> bool:
         return False
     if read.endswith("autograd.grad"):
         return True
-    if not any(_autograd_call(n) == "backward" for n in ast.walk(cell.tree)):
+    if not any(autograd_call(n) == "backward" for n in ast.walk(cell.tree)):
         return False
     root = read.split(".")[0]
     for stmt in cell.stmts:
@@ -368,7 +360,7 @@ def _runs_autograd(cell: _Cell, read: str | None) -> bool:
     return False
 
 
-def _autograd_call(node: ast.AST) -> str | None:
+def autograd_call(node: ast.AST) -> str | None:
     """ "backward" for a ``.backward(...)`` call, "grad" for ``torch.autograd.grad(...)``,
     else None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -528,7 +520,7 @@ def facts(source: str, answer: str, batch: int | None = None) -> SourceFacts:
     ``batch_literals`` is only looked for when ``batch`` is given.
     """
     try:
-        cell = _parse(source)
+        cell = parse_cell(source)
         if cell is None or not answer:
             return SourceFacts()
         return SourceFacts(
@@ -546,16 +538,13 @@ def facts(source: str, answer: str, batch: int | None = None) -> SourceFacts:
 def answer_assigned(source: str, answer: str) -> bool:
     """True when the cell binds ``answer`` (``answer = ...``, ``answer += ...``, ``for answer``)."""
     try:
-        cell = _parse(source)
+        cell = parse_cell(source)
         return cell is not None and any(
             _binds(s, answer) or (isinstance(s, ast.AugAssign) and _is_name(s.target, answer))
             for s in cell.stmts
         )
     except Exception:
         return False
-
-
-# ---------------------------------------------------------------- placeholders
 
 
 def _stores(cell: _Cell) -> dict[str, tuple[int, int]]:
@@ -626,7 +615,7 @@ def placeholders_used(source: str, namespace: dict) -> list[str]:
     Never raises: unparseable source gives ``[]``.
     """
     try:
-        cell = _parse(source)
+        cell = parse_cell(source)
         if cell is None:
             return []
         stores, local = _stores(cell), _scoped_names(cell.tree)
@@ -641,41 +630,6 @@ def placeholders_used(source: str, namespace: dict) -> list[str]:
         return []
 
 
-def autograd_uses(source: str) -> list[str]:
-    """The places where ``source`` runs or reads autograd: ``.backward(...)`` and
-    ``torch.autograd.grad(...)`` calls and ``.grad`` reads, as text, in order; ``[]`` when
-    nothing does (or the source does not parse). Inside a class or function, only calls count:
-    a micrograd-style ``Value`` has a ``.grad`` of its own."""
-    try:
-        cell = _parse(source)
-        if cell is None:
-            return []
-        found = []
-        inside = {
-            id(n)
-            for d in ast.walk(cell.tree)
-            if isinstance(d, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            for n in ast.walk(d)
-        }
-        for node in ast.walk(cell.tree):
-            if _autograd_call(node):
-                found.append(ast.unparse(node.func) + "()")
-            elif (
-                isinstance(node, ast.Attribute)
-                and node.attr == "grad"
-                and isinstance(node.ctx, ast.Load)
-                and id(node) not in inside
-            ):
-                found.append(ast.unparse(node))
-        return list(
-            dict.fromkeys(
-                f for f in found if not f.endswith("autograd.grad") or f + "()" not in found
-            )
-        )
-    except Exception:
-        return []
-
-
 def code_text(code: CodeType) -> str | None:
     """The source of a code object: all of a notebook cell (or file) for its top level, the
     function itself otherwise; None when it has no source (code compiled from a string)."""
@@ -686,158 +640,3 @@ def code_text(code: CodeType) -> str | None:
         return inspect.getsource(code)
     except (OSError, TypeError):
         return whole
-
-
-# Ways around what the grader can read in a cell: code run from strings, the kernel's own objects,
-# the grader's cells and module, autograd reached without its usual names, gradients by numbers.
-_AROUND_NAMES = {
-    "exec",
-    "eval",
-    "compile",
-    "__import__",
-    "getattr",
-    "setattr",
-    "delattr",
-    "globals",
-    "vars",
-    "get_ipython",
-    "importlib",
-    "ctypes",
-    "gc",
-    "numgrad",
-    "check_numeric",
-    "functorch",
-    "__builtins__",
-    "builtins",
-    "subprocess",
-    "multiprocessing",
-    "threading",
-    "pickle",
-    "marshal",
-    "runpy",
-    "inspect",
-}
-_AROUND_PARTS = (
-    "__gr",
-    "__grade",
-    "recorder",
-    "nbrecord",
-    "autograd",
-    "_execution_engine",
-    "torch.func",
-    "torch._C",
-    "sys.modules",
-    "os.system",
-    "os.popen",
-    "os.exec",
-    "os.spawn",
-    "os.fork",
-    "__dict__",
-    "__class__",
-    "__subclasses__",
-    "__globals__",
-    "__code__",
-    "__closure__",
-)
-
-
-# magics that run code the grader cannot read (others, %matplotlib or %time, are harmless)
-_RUNS_CODE = re.compile(
-    r"%%?(?:run|load|sx|system|bash|sh|script|writefile|capture|python\d?|perl|ruby|js|"
-    r"javascript|html|file|macro|store|edit|pip|conda)\b"
-)
-# of those, what can change the kernel for later cells too (the grader's module, the builtins,
-# threads...)
-LASTING = (
-    "__gr",
-    "__grade",
-    "recorder",
-    "nbrecord",
-    "sys.modules",
-    "builtins",
-    "__builtins__",
-    "gc",
-    "ctypes",
-    "get_ipython",
-    "globals",
-    "setattr",
-    "delattr",
-    "exec",
-    "eval",
-    "compile",
-    "__import__",
-    "importlib",
-    "threading",
-    "multiprocessing",
-    "subprocess",
-    "os.system",
-    "os.popen",
-    "os.exec",
-    "os.spawn",
-    "os.fork",
-    "runpy",
-    "pickle",
-    "marshal",
-    "__dict__",
-    "__class__",
-    "__subclasses__",
-    "__globals__",
-    "__code__",
-    "__closure__",
-    "!",
-    "%",
-)
-
-
-def lasting(found: list[str]) -> list[str]:
-    """Of what ``reaches_around`` found, what can change the kernel beyond its own cell."""
-    return [f for f in found if any(f.startswith(p) or p in f.split(".") for p in LASTING)]
-
-
-def reaches_around(source: str) -> list[str]:
-    """What in ``source`` runs code the grader cannot read, or reaches into the kernel, the grader
-    or autograd by other means than its usual calls (``exec``, ``getattr``, ``checks.recorder``,
-    ``torch.autograd``, ``numgrad``, a ``!shell`` line), as text, in order; ``[]`` when nothing
-    does. Source that does not parse counts as its first line."""
-    found = [
-        line.strip()[:40]
-        for line in source.splitlines()
-        if line.lstrip().startswith("!") or _RUNS_CODE.match(line.lstrip())
-    ]
-    cell = _parse(source)
-    if cell is None:
-        return found or [source.strip().split("\n")[0][:40]]
-    for node in ast.walk(cell.tree):
-        text = None
-        if isinstance(node, ast.Name) and node.id in _AROUND_NAMES:
-            text = node.id
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] + (
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-            )
-            text = next(
-                (
-                    m
-                    for m in mods
-                    if m.split(".")[0] in _AROUND_NAMES or any(p in m for p in _AROUND_PARTS)
-                ),
-                None,
-            )
-        elif isinstance(node, (ast.Attribute, ast.Name)):
-            whole = ast.unparse(node)
-            text = next(
-                (whole for p in _AROUND_PARTS if p in whole and whole.count(".") <= 3), None
-            )
-        if text and not any(f.startswith(text) for f in found):  # `__gr.emit`, not `__gr` again
-            found.append(text)
-    return list(dict.fromkeys(found))
-
-
-def numbers_written(source: str) -> int:
-    """How many numbers ``source`` writes out as literals (an answer pasted as numbers has many)."""
-    cell = _parse(source)
-    if cell is None:
-        return 0
-    return sum(
-        isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(cell.tree)
-    )

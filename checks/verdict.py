@@ -186,11 +186,12 @@ class Result:
         )
 
     def _picture(self) -> str:
-        """A failing 1-D or 2-D answer: a heatmap of yours minus expected (``checks.heatmap``)."""
+        """A failing 1-D or 2-D answer: a heatmap of yours minus expected
+        (``checks.render.heatmap``)."""
         if self.ok or self.compared is None:
             return ""
         try:
-            from checks.heatmap import diff_html
+            from checks.render.heatmap import diff_html
 
             return diff_html(*self.compared, name=self.name) or ""
         except Exception:  # a picture is a help, never a reason to fail

@@ -7,7 +7,7 @@ import re
 
 import nbformat
 
-from checks.student import ROOT
+from checks.authoring.student import ROOT
 
 NAME = "01-scalar-autograd.ipynb"
 

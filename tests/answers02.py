@@ -3,7 +3,7 @@ written independently of the solution blocks."""
 
 from __future__ import annotations
 
-from checks.student import ROOT
+from checks.authoring.student import ROOT
 
 NAME = "02-tensor-backprop.ipynb"
 

@@ -13,8 +13,8 @@ import textwrap
 import nbformat
 import torch
 
-from checks.grade import load_exercise
-from checks.student import ROOT
+from checks.authoring.student import ROOT
+from checks.grading.exercise import load_exercise
 
 SOLUTION = ROOT / "solutions" / "03-makemore-backprop.ipynb"
 CHECKS = load_exercise(SOLUTION).checks  # every check id of notebook 03 ("ex1/dlogprobs", ...)
@@ -71,12 +71,12 @@ HIJACK = f'''
 import threading
 import time
 
-import checks.recorder
+import checks.grading.recorder
 from IPython import get_ipython
 from IPython.display import publish_display_data
 
 _ns = get_ipython().user_ns
-_rec = checks.recorder
+_rec = checks.grading.recorder
 _ALL = {CHECKS!r}
 
 
@@ -203,10 +203,10 @@ def read_solutions(repo: str) -> str:
         + f"""
 
 try:
-    import checks.student
+    import checks.authoring.student
 
     _repo = Path({repo!r})
-    for _folder in [checks.student.ROOT / "solutions", _repo / "solutions", _repo]:
+    for _folder in [checks.authoring.student.ROOT / "solutions", _repo / "solutions", _repo]:
         for _f in sorted(Path(_folder).glob("*.ipynb")):
             _collect(_f)
     print(f"found {{len(_SOLVED)}} solution cells")

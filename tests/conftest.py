@@ -10,7 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from checks.grade import Settings, grade
+from checks.grading.grader import grade
+from checks.grading.settings import Settings
 from checks.paths import SOLUTIONS
 
 

@@ -10,7 +10,7 @@ import re
 import nbformat
 from nbclient import NotebookClient
 
-from checks.student import ROOT
+from checks.authoring.student import ROOT
 
 STUDENT = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y",

@@ -7,7 +7,7 @@ import re
 
 import nbformat
 
-from checks.student import ROOT
+from checks.authoring.student import ROOT
 from tests.lecture_answers import LECTURE
 from tests.notebooks import ANSWERS, STUB, fill
 

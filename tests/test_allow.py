@@ -1,6 +1,6 @@
-"""What an answer may use (checks/allow.py): every honest answer of the lecture, the corpus and the
-solutions uses nothing beyond it, every route to autograd (or around the grader) is listed by its
-spelling, and the section of docs/grading.md is the allowlist."""
+"""What an answer may use (checks/grading/allow.py): every honest answer of the lecture, the corpus
+and the solutions uses nothing beyond it, every route to autograd (or around the grader) is listed
+by its spelling, and the section of docs/grading.md is the allowlist."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from checks.allow import README_HEADING, disallowed, readme_section
-from checks.grade import AnswerCell, Exercise, load_exercise
-from checks.source import lasting
+from checks.grading.allow import README_HEADING, disallowed, readme_section
+from checks.grading.exercise import AnswerCell, Exercise, load_exercise
+from checks.grading.review import lasting
 from tests.cascade import CHECKED, Spoil, _runs, replaced
 from tests.corpus_answers import CORPUS
 from tests.lecture_answers import LECTURE
@@ -242,7 +242,7 @@ ATTACKS = {  # a route, and a spelling that must be among what is listed
         "torch.autograd",
     ),
     "ipython": ("get_ipython().run_cell('dh = h.grad')", "get_ipython()"),
-    "recorder": ("import checks.recorder as r\nr.emit = print", "checks.recorder"),
+    "recorder": ("import checks.grading.recorder as r\nr.emit = print", "checks.grading.recorder"),
     "grader-prelude": ("__gr.check_grads = lambda scope: None", "__gr.check_grads"),
     "class-claims-grad-fn": (
         "class D:\n    def __init__(self):\n        self.grad_fn = None\ndh = loss.grad_fn",
@@ -347,7 +347,8 @@ def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path):
 
     import nbformat
 
-    from checks.grade import Settings, grade
+    from checks.grading.grader import grade
+    from checks.grading.settings import Settings
     from tests import attacks
     from tests.submissions import filled, student_copy, substitute
 
@@ -376,7 +377,7 @@ KERNEL = """
 import json, sys, warnings
 import torch
 import torch.nn.functional as F
-import checks.recorder as r
+import checks.grading.recorder as r
 from checks import cmp
 warnings.simplefilter("ignore")
 got = []

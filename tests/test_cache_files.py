@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 
-from checks.grade import replace_whole
+from checks.grading.grader import replace_whole
 
 
 def test_a_write_that_fails_leaves_the_old_file_and_no_scrap(tmp_path):

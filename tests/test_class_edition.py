@@ -11,7 +11,7 @@ import pytest
 import checks
 from checks import hints
 from checks.compare import reset
-from checks.hintlog import hints_used, reveals_used
+from checks.grading.hintlog import hints_used, reveals_used
 from checks.paths import MANIFEST, NOTEBOOKS, class_edition
 from checks.start import copy_notebooks, start
 

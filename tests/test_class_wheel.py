@@ -14,10 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from checks.classwheel import BuildError, audit, build, class_pyproject, without_solution_lines
+from checks.authoring.classwheel import (
+    BuildError,
+    audit,
+    build,
+    class_pyproject,
+    without_solution_lines,
+)
+from checks.authoring.student import HINTS
 from checks.compare import expected_checks
 from checks.paths import CHECKOUT, NOTEBOOKS
-from checks.student import HINTS
 
 pytestmark = pytest.mark.skipif(CHECKOUT is None, reason="built from the repository")
 

@@ -1,5 +1,5 @@
-"""Grading on dask (checks/cluster.py): the same rows as the local executor, a resume, and a worker
-that dies, on a LocalCluster of two worker processes."""
+"""Grading on dask (checks/grading/cluster.py): the same rows as the local executor, a resume, and a
+worker that dies, on a LocalCluster of two worker processes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.grade import Settings, grade
+from checks.grading.grader import grade
+from checks.grading.settings import Settings
 from checks.paths import NOTEBOOKS
 
 distributed = pytest.importorskip("distributed")
@@ -205,7 +206,10 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
     )
     try:
         deadline = time.monotonic() + 180
-        kernels = ("ipykernel", "checks.sandbox")  # the kernel, as the sandbox's launcher starts it
+        kernels = (
+            "ipykernel",
+            "checks.grading.sandbox",
+        )  # the kernel, as the sandbox's launcher starts it
         while len([p for p in processes_under(scratch) if any(k in p for k in kernels)]) < 2:
             assert time.monotonic() < deadline and proc.poll() is None, processes_under(scratch)
             time.sleep(0.5)

@@ -1,4 +1,4 @@
-"""checks.draw: the network map is valid SVG, coloured by state, laid out forwards, and its
+"""checks.render.draw: the network map is valid SVG, coloured by state, laid out forwards, and its
 makemore graph is notebook 03's forward pass (read from the solutions notebook: no drift).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks.draw import Drawing, Edge, Node, layout, makemore_graph, svg, value_graph
+from checks.render.draw import Drawing, Edge, Node, layout, makemore_graph, svg, value_graph
 from tests.builders import Value
 
 NS = "{http://www.w3.org/2000/svg}"

@@ -1,5 +1,6 @@
-"""Exports to an LMS (checks/export.py) and the instructor's overrides (checks/scores.py), against
-the formats they are read in: Canvas's gradebook import, Gradescope's results.json."""
+"""Exports to an LMS (checks/grading/export.py) and the instructor's overrides
+(checks/grading/scores.py), against the formats they are read in: Canvas's gradebook import,
+Gradescope's results.json."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 import torch
 import yaml
 
-from checks.export import (
+from checks.grading.export import (
     GRADESCOPE_KEYS,
     GRADESCOPE_TEST_KEYS,
     build_wheel,
@@ -34,9 +35,9 @@ from checks.export import (
     notebook_checks,
     run_checks,
 )
-from checks.grade import Settings, judge_one, write_reports
-from checks.paths import NOTEBOOKS, SOLUTIONS
-from checks.scores import (
+from checks.grading.judge import judge_one
+from checks.grading.reports import write_reports
+from checks.grading.scores import (
     FORMULA_STARTS,
     ScoresError,
     class_scores,
@@ -45,6 +46,8 @@ from checks.scores import (
     plain_cell,
     with_overrides,
 )
+from checks.grading.settings import Settings
+from checks.paths import NOTEBOOKS, SOLUTIONS
 from tests.rows import HOSTILE, row
 
 NB3, NB2 = "03-makemore-backprop.ipynb", "02-tensor-backprop.ipynb"
@@ -338,7 +341,7 @@ def test_the_zip_carries_its_wheel_and_setup_installs_only_that(wheel, tmp_path)
             str(venv / "bin" / "python"),
             "-c",
             "from importlib.metadata import version as v; "
-            "import checks.export; print(v('backprop-workbook'), checks.export.__file__)",
+            "import checks.grading.export as e; print(v('backprop-workbook'), e.__file__)",
         ],
         capture_output=True,
         text=True,

@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 import checks
 from checks import cmp
-from checks.grade import Settings, judge_one
+from checks.grading.judge import judge_one
+from checks.grading.settings import Settings
 from tests.makemore import setup
 
 

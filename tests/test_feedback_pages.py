@@ -1,5 +1,5 @@
-"""Feedback pages (checks/feedback.py): a self-contained HTML page per submission and one for the
-class, read back as a learner reads them: the verdicts, words and hints, the instructor's
+"""Feedback pages (checks/grading/feedback.py): a self-contained HTML page per submission and one
+for the class, read back as a learner reads them: the verdicts, words and hints, the instructor's
 overrides, the totals and the class's pass rates, and never an expected value.
 
 The reasons are the repository's own: rows built by ``checks.grade.judge_one`` (what the grader
@@ -20,9 +20,10 @@ import pytest
 import torch
 
 from checks import check_numeric
-from checks.feedback import page_names, write_pages
-from checks.grade import Settings, judge_one
-from checks.reports import FIELDS
+from checks.grading.feedback import page_names, write_pages
+from checks.grading.judge import judge_one
+from checks.grading.reports import FIELDS
+from checks.grading.settings import Settings
 from checks.verdict import FAIL, PASS
 from tests.browser import CHROMIUM, CHROMIUM_FLAGS, require_browser
 
@@ -34,7 +35,7 @@ def _tensor(*shape: int, seed: int = 0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-def _row(
+def check_row(
     var: str, yours: object, expected: torch.Tensor, code: str | None = None
 ) -> dict[str, str]:
     """The grader's row (``judge_one`` is how it judges an answer, ``row()`` its columns)."""
@@ -54,21 +55,24 @@ def _minitorch_row() -> dict[str, str]:
 
 # name -> (the grader's row, the numbers its reason gives as expected)
 REAL = {
-    "sign": (_row("dlogits", -E, E), [E]),
-    "scale": (_row("dlogits", E * 24, E), [E]),
-    "bessel": (_row("dx", E * 24 / 23, E), [E]),
-    "wrong": (_row("dlogits", E + _tensor(24, 27, seed=1), E), [E]),
-    "near": (_row("dlogits", E + torch.where(torch.arange(27) == 3, 0.01, 0.0), E), [E]),
-    "zeros": (_row("dlogits", torch.zeros_like(E), E), [E]),
-    "nan": (_row("dlogits", E / 0 * 0, E), [E]),
-    "shape": (_row("dlogits", E[:, :5], E), []),
-    "missing": (_row("dlogits", ..., E), []),
-    "wrong-scalar": (_row("dloss", torch.tensor(-0.328152), S), [S]),
-    "scale-scalar": (_row("dloss", S * 2, S), [S]),
-    "sign-scalar": (_row("dloss", -S, S), [S]),
-    "value-scalar": (_row("p_new", torch.tensor(1.5), torch.tensor(1.25)), [torch.tensor(1.25)]),
+    "sign": (check_row("dlogits", -E, E), [E]),
+    "scale": (check_row("dlogits", E * 24, E), [E]),
+    "bessel": (check_row("dx", E * 24 / 23, E), [E]),
+    "wrong": (check_row("dlogits", E + _tensor(24, 27, seed=1), E), [E]),
+    "near": (check_row("dlogits", E + torch.where(torch.arange(27) == 3, 0.01, 0.0), E), [E]),
+    "zeros": (check_row("dlogits", torch.zeros_like(E), E), [E]),
+    "nan": (check_row("dlogits", E / 0 * 0, E), [E]),
+    "shape": (check_row("dlogits", E[:, :5], E), []),
+    "missing": (check_row("dlogits", ..., E), []),
+    "wrong-scalar": (check_row("dloss", torch.tensor(-0.328152), S), [S]),
+    "scale-scalar": (check_row("dloss", S * 2, S), [S]),
+    "sign-scalar": (check_row("dloss", -S, S), [S]),
+    "value-scalar": (
+        check_row("p_new", torch.tensor(1.5), torch.tensor(1.25)),
+        [torch.tensor(1.25)],
+    ),
     "batch-size": (
-        _row(
+        check_row(
             "dlogits",
             torch.zeros(32, 27),
             E,
@@ -239,21 +243,21 @@ class _Text(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.text, self.rows, self._row, self._cell = [], [], None, None
+        self.text, self.rows, self.check_row, self._cell = [], [], None, None
 
     def handle_starttag(self, tag, attrs):
         if tag == "tr":
-            self._row = []
-        elif tag in ("td", "th") and self._row is not None:
+            self.check_row = []
+        elif tag in ("td", "th") and self.check_row is not None:
             self._cell = []
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None:
-            self._row.append(" ".join("".join(self._cell).split()))
+            self.check_row.append(" ".join("".join(self._cell).split()))
             self._cell = None
-        elif tag == "tr" and self._row is not None:
-            self.rows.append(self._row)
-            self._row = None
+        elif tag == "tr" and self.check_row is not None:
+            self.rows.append(self.check_row)
+            self.check_row = None
 
     def handle_data(self, data):
         self.text.append(data)
@@ -437,7 +441,7 @@ def test_the_command_line_writes_the_pages(out, pages, tmp_path):
         [
             sys.executable,
             "-m",
-            "checks.feedback",
+            "checks.grading.feedback",
             str(out),
             "--roster",
             str(out.parent / "roster.csv"),
@@ -583,8 +587,8 @@ def test_a_learner_named_like_html_is_text_on_the_class_page(tmp_path):
 def test_the_class_page_counts_the_hints_used_per_check():
     """The rows' ``hints`` column (what the notebooks show of ``hint()``) per check on the class
     page: how many learners used hints, and how many of them revealed the solution."""
-    from checks.feedback import class_page, class_stats
-    from checks.scores import Score
+    from checks.grading.feedback import class_page, class_stats
+    from checks.grading.scores import Score
 
     def score(who: str, hints: str) -> Score:
         return Score(who, NB3, "ex1/dcounts", 1.0, True, "", "", "", hints=hints)

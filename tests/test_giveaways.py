@@ -18,8 +18,8 @@ import textwrap
 import nbformat
 import pytest
 
+from checks.authoring.student import BEGIN, END, ROOT, ladders, stub_source
 from checks.compare import expected_checks
-from checks.student import BEGIN, END, ROOT, ladders, stub_source
 
 # notebook 01's ladders and prose are another developer's work in progress (#22): add it here when
 # they are done

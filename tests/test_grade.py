@@ -9,9 +9,11 @@ import nbformat
 import pytest
 import torch
 
-from checks.grade import Settings, grade, main
-from checks.sandbox import bwrap
-from checks.student import ROOT
+from checks.authoring.student import ROOT
+from checks.grading.cli import main
+from checks.grading.grader import grade
+from checks.grading.sandbox import bwrap
+from checks.grading.settings import Settings
 from tests import answers01 as t1
 from tests import answers02 as t2
 from tests.notebooks import ANSWERS, fill
@@ -452,7 +454,8 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
     ],
 )
 def test_a_dead_kernel_is_noticed_before_the_cell_timeout(tmp_path, box):
-    from checks.grade import KERNEL_DIED, _stopped_in, run_notebook
+    from checks.grading.judge import _stopped_in
+    from checks.grading.run import KERNEL_DIED, run_notebook
 
     cells = ["x = 1", "import os\nos._exit(1)", "y = 2"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
@@ -475,7 +478,7 @@ def test_a_long_temporary_folder_still_gives_the_kernel_its_sockets(tmp_path, mo
     (about 107), so its folder goes to /tmp instead, and every cell runs."""
     import tempfile
 
-    from checks.grade import run_notebook
+    from checks.grading.run import run_notebook
 
     long = tmp_path / ("t" * max(1, 130 - len(str(tmp_path))))
     long.mkdir()
@@ -496,7 +499,7 @@ def test_a_long_temporary_folder_still_gives_the_kernel_its_sockets(tmp_path, mo
 
 
 def test_seed_and_batch_are_drawn_fresh_kept_for_a_resumed_run_and_reported(tmp_path):
-    from checks.grade import draw_numbers
+    from checks.grading.grader import draw_numbers
 
     seed, batch = draw_numbers(tmp_path / "a", None, None)
     assert 16 <= batch <= 48 and (tmp_path / "a" / "settings.json").exists()
@@ -546,7 +549,8 @@ def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded):
     """Exercise 2's fused dlogits and exercise 3's fused dhprebn are exercise 1's quantities: the
     grader hands in only what the instructor's cell reads, none of exercise 1's answers, so a
     right fused answer after a slip in exercise 1 is earned and passes, not held for review."""
-    from checks.grade import hand_ins, load_exercise
+    from checks.grading.assemble import hand_ins
+    from checks.grading.exercise import load_exercise
 
     _, out, rows, _ = graded
     mine = rows_of(rows, "nina-slips-then-fuses")

@@ -1,4 +1,5 @@
-"""The heatmap of ``yours - expected`` shown next to a failing check's hint (checks/heatmap.py)."""
+"""The heatmap of ``yours - expected`` shown next to a failing check's hint
+(checks/render/heatmap.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import torch
 
-from checks.heatmap import WHITE, diff_html, diff_svg
+from checks.render.heatmap import WHITE, diff_html, diff_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -12,8 +12,8 @@ import torch
 
 import checks
 from checks import hints
+from checks.authoring.student import HINTS, ROOT, ladders, stub_source
 from checks.compare import reset
-from checks.student import HINTS, ROOT, ladders, stub_source
 
 CELL = """\
 # dcounts: dL/dcounts, shape (3, 4)
@@ -130,7 +130,7 @@ def test_an_unknown_name_says_which_ladders_exist(ladder_of):
 
 def test_the_ladders_are_generated_from_the_solutions():
     """Committed ladders match the solutions (python -m checks.student --check covers it too)."""
-    from checks.student import notebook_ladders
+    from checks.authoring.student import notebook_ladders
 
     for sol in sorted((ROOT / "solutions").glob("*.ipynb")):
         made = notebook_ladders(nbformat.read(sol, as_version=4))
@@ -182,7 +182,7 @@ def test_a_name_asked_twice_gets_the_ladder_of_the_check_run_last():
 
 
 def test_a_self_study_edition_keeps_the_fuller_comments(tmp_path):
-    from checks.student import main
+    from checks.authoring.student import main
 
     assert main(["--full", "--out", str(tmp_path)]) == 0
     fuller = nbformat.read(tmp_path / "03-makemore-backprop.ipynb", as_version=4)
@@ -377,7 +377,7 @@ def _submitted(*cells: list[dict]) -> dict:
 
 
 def test_hints_used_reads_the_markers_of_a_saved_notebook():
-    from checks.hintlog import hint_records, hints_used, reveals_used
+    from checks.grading.hintlog import hint_records, hints_used, reveals_used
 
     def mark(answer: str, rung: int, reveal: bool = False, of: int = 3) -> dict:
         return {"hint": answer, "check": answer[1:], "notebook": "03-makemore-backprop",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import nbformat
 
-from checks.grade import hints_shown, learner_cells, load_exercise
+from checks.authoring.student import ROOT
+from checks.grading.exercise import hints_shown, learner_cells, load_exercise
 from checks.hints import MARKER
-from checks.student import ROOT
 from tests.notebooks import ANSWERS, fill
 
 NAME = "03-makemore-backprop.ipynb"

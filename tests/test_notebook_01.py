@@ -12,7 +12,7 @@ import textwrap
 import nbformat
 import pytest
 
-from checks.student import HINTS, ROOT, render, student_notebook
+from checks.authoring.student import HINTS, ROOT, render, student_notebook
 from tests.answers01 import (
     ANSWERS,
     BODIES,
@@ -374,7 +374,7 @@ def test_going_back_after_later_sections():
 def graded(grade_class):
     """Three learners' notebook 01 graded in one run: right, `=` for `+=` in the product, and a
     pre-order."""
-    from checks.grade import Settings
+    from checks.grading.settings import Settings
 
     bodies = {"right": BODIES, "equals": EQUALS, "pre-order": PRE_ORDER}
     learners = {

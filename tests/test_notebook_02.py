@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from checks.student import render, student_notebook
+from checks.authoring.student import render, student_notebook
 from tests.answers02 import ANSWERS, SOLUTION, STUDENT
 from tests.notebooks import errors_of, fill, run, text_of
 

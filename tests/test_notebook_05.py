@@ -9,8 +9,8 @@ import re
 import nbformat
 import pytest
 
-from checks.grade import Settings
-from checks.student import ROOT, render, student_notebook
+from checks.authoring.student import ROOT, render, student_notebook
+from checks.grading.settings import Settings
 from tests.notebooks import LINE, STUB, errors_of, fill, run, text_of
 
 NAME = "05-transformer-backprop.ipynb"
@@ -172,7 +172,7 @@ def before(nb, heading: str) -> nbformat.NotebookNode:
 
 def test_student_copy_is_generated_from_the_solution():
     assert STUDENT.read_text() == render(student_notebook(read(SOLUTION))), (
-        "regenerate notebooks/ (checks.student)"
+        "regenerate notebooks/ (checks.authoring.student)"
     )
 
 

@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from checks.student import ROOT, generate, stub_source
+from checks.authoring.student import ROOT, generate, stub_source
 from tests.notebooks import ANSWERS, LINE, STUDENT, errors_of, fill, run, run_then_rerun, text_of
 
 # ---------------------------------------------------------------- generation

@@ -22,19 +22,19 @@ except ImportError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 import checks.start
+from checks.authoring.student import install_cell
 from checks.paths import CHECKOUT, INSTALL_SOURCE, NOTEBOOKS, PACKAGE, SOLUTIONS
 from checks.start import MANIFEST, copy_notebooks, forbidden, lab_command, start
-from checks.student import install_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 REPO_URL = PYPROJECT["project"]["urls"]["Repository"]
 # [grade], [dask]
 GRADE_ONLY = {
-    "checks.grade",
-    "checks.student",
-    "checks.nbrecord",
-    "checks.cluster",
+    "checks.grading.cli",
+    "checks.authoring.student",
+    "checks.grading.plugin",
+    "checks.grading.cluster",
 }
 NOT_IN_LEARNER_INSTALL = [
     "nbformat",
@@ -212,7 +212,7 @@ def test_the_repositorys_tests_never_collect_a_learners_folder():
 def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
     tmp_path, monkeypatch, capsys
 ):
-    import checks.grade
+    from checks.grading import cli, grader
 
     rows = [
         {"check": c, "passed": p, "mistake": m, "reason": "", "note": ""}
@@ -222,9 +222,10 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
             ("ex2/dX", "false", "missing"),
         ]
     ]
-    monkeypatch.setattr(checks.grade, "is_exercise", lambda path, solutions: True)
-    monkeypatch.setattr(checks.grade, "grade", lambda *a, **k: rows)
-    monkeypatch.setattr(checks.grade, "isolation", lambda sandbox: None)
+    for module in (cli, grader):  # the command line asks first, the self-check again
+        monkeypatch.setattr(module, "is_exercise", lambda path, solutions: True)
+    monkeypatch.setattr(grader, "grade", lambda *a, **k: rows)
+    monkeypatch.setattr(cli, "isolation", lambda sandbox: None)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     from checks.cli import main
 
@@ -498,9 +499,11 @@ resources={{"metadata": {{"path": {str(folder)!r}}}}}).execute()
     probe = textwrap.dedent("""
         import nbformat, sys
         from pathlib import Path
-        from checks.grade import Grader, Settings, run_notebook
+        from checks.grading.grader import Grader
+        from checks.grading.settings import Settings
+        from checks.grading.run import run_notebook
         from checks.paths import SOLUTIONS, NOTEBOOKS
-        from checks.sandbox import bwrap
+        from checks.grading.sandbox import bwrap
         if not bwrap():
             sys.exit("no sandbox")
         reads = [SOLUTIONS / "03-makemore-backprop.ipynb", NOTEBOOKS / "03-makemore-backprop.ipynb"]

@@ -1,6 +1,6 @@
-"""The grading kernel's scan for autograd's gradients (``checks.recorder``): after ``settle`` it
-looks at the notebook's objects only, and a notebook that freezes objects itself (``gc.freeze()``,
-which would hide its tensors from the scan) is seen in full again.
+"""The grading kernel's scan for autograd's gradients (``checks.grading.recorder``): after
+``settle`` it looks at the notebook's objects only, and a notebook that freezes objects itself
+(``gc.freeze()``, which would hide its tensors from the scan) is seen in full again.
 
 Each case runs in a fresh interpreter: freezing is for the whole process."""
 
@@ -15,7 +15,7 @@ import pytest
 SETUP = """
 import gc
 import torch
-import checks.recorder as r
+import checks.grading.recorder as r
 
 before = len(gc.get_objects())
 r.settle()
@@ -85,7 +85,7 @@ def test_without_settle_the_scan_sees_everything():
     """The reference run and a self-check outside the grader never call ``settle``."""
     code = """
 import torch
-import checks.recorder as r
+import checks.grading.recorder as r
 W = torch.randn(3, requires_grad=True)
 (W * 2).sum().backward()
 assert any(t is W for t in r._with_grad())

@@ -1,7 +1,7 @@
-"""What the test runner keeps of a grading run's messages (``checks.nbrecord``, #23): the grader's
-own cells send the values, within a size cap; any other cell (a learner's) can send only autograd
-calls, a few each, so a flood of fake record messages neither grows the records file nor the
-grader."""
+"""What the test runner keeps of a grading run's messages (``checks.grading.plugin``, #23): the
+grader's own cells send the values, within a size cap; any other cell (a learner's) can send only
+autograd calls, a few each, so a flood of fake record messages neither grows the records file nor
+the grader."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import json
 
 import nbformat
 
-from checks.grade import Plan, Settings, run_notebook
+from checks.grading.assemble import Plan
+from checks.grading.run import run_notebook
+from checks.grading.settings import Settings
 
 FLOOD = """
 from IPython.display import display
-from checks.mime import MIME
+from checks.grading.mime import MIME
 for i in range(3000):
     display({MIME: {"kind": "values", "data": "x" * 1000}}, raw=True)
 for i in range(500):
@@ -21,7 +23,7 @@ for i in range(500):
 """
 GRADER = """
 from IPython.display import display
-from checks.mime import MIME
+from checks.grading.mime import MIME
 display({MIME: {"kind": "note", "data": "the grader's own"}}, raw=True)
 """
 
@@ -52,7 +54,7 @@ dx = 1.0
 def test_a_chatty_cell_is_cut_in_the_kernel_not_timed_out(tmp_path):
     """5,000 displays and 20,000 printed lines in one cell: the kernel keeps the first few, says
     how many it cut, and the cell ends well within its timeout."""
-    from checks.grade import PRELUDE
+    from checks.grading.assemble import PRELUDE
 
     cells = [PRELUDE.strip(), CHATTY, GRADER]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])

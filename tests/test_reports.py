@@ -1,5 +1,5 @@
-"""The class reports (checks/reports.py): grades.csv and totals.csv that no spreadsheet runs as
-formulas (OWASP's CSV injection rule), report.md whose names render as text, and the rows for
+"""The class reports (checks/grading/reports.py): grades.csv and totals.csv that no spreadsheet runs
+as formulas (OWASP's CSV injection rule), report.md whose names render as text, and the rows for
 review listed learner by learner."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.reports import FIELDS, TOTALS, TOTALS_NUMERIC, md_text, write_reports
-from checks.scores import FORMULA_STARTS, csv_text, plain_cell, read_grades, safe_cell
+from checks.grading.reports import FIELDS, TOTALS, TOTALS_NUMERIC, md_text, write_reports
+from checks.grading.scores import FORMULA_STARTS, csv_text, plain_cell, read_grades, safe_cell
 from tests.rows import HOSTILE, row
 
 NB3 = "03-makemore-backprop.ipynb"

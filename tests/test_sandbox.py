@@ -1,5 +1,5 @@
-"""The grader's sandbox (checks/sandbox.py), seen from a kernel inside it: what it can read, write
-and reach, and that nothing it starts outlives it."""
+"""The grader's sandbox (checks/grading/sandbox.py), seen from a kernel inside it: what it can read,
+write and reach, and that nothing it starts outlives it."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from checks.grade import Settings, run_notebook
-from checks.sandbox import bwrap
-from checks.sandbox import readable as sandbox_readable
-from checks.student import ROOT
+from checks.authoring.student import ROOT
+from checks.grading.run import run_notebook
+from checks.grading.sandbox import bwrap
+from checks.grading.sandbox import readable as sandbox_readable
+from checks.grading.settings import Settings
 
 pytestmark = pytest.mark.skipif(not bwrap(), reason="bubblewrap cannot make a sandbox here")
 
@@ -111,7 +112,7 @@ def test_no_process_it_starts_outlives_it(tmp_path):
 
 def test_the_hint_ladders_are_hidden_from_a_graded_kernel(tmp_path):
     """They hold the solution lines; the grader passes them as hidden (checks.grade.Grader)."""
-    from checks.grade import Grader
+    from checks.grading.grader import Grader
     from checks.hints import HINTS
 
     hidden = Grader(tmp_path / "out", Settings()).hidden
@@ -141,7 +142,7 @@ def test_its_tmp_scratch_and_processes_are_capped(tmp_path):
     docs/grading.md counts), and the kernel may not have more than ``PROCESSES`` processes and
     threads: a grader running as root starts it as an unprivileged uid of its own, for which the cap
     holds."""
-    from checks.sandbox import PROCESSES, SCRATCH_MB, TMP_MB
+    from checks.grading.sandbox import PROCESSES, SCRATCH_MB, TMP_MB
 
     fill = (
         "with open({path!r}, 'wb') as f:\n    for _ in range({mb}):\n        f.write(b'0' * 2**20)"

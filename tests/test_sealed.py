@@ -23,9 +23,11 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from checks.grade import Grader, Settings, grade, main
-from checks.sandbox import bwrap
-from checks.student import ROOT
+from checks.authoring.student import ROOT
+from checks.grading.cli import main
+from checks.grading.grader import Grader, grade
+from checks.grading.sandbox import bwrap
+from checks.grading.settings import Settings
 from tests import answers01 as t1
 from tests import attacks
 from tests.notebooks import ANSWERS, fill
@@ -75,14 +77,14 @@ def forward_again(nb, backward: str) -> str:
 
 
 HIDDEN_AUTOGRAD = """
-import checks.recorder as _r
+import checks.grading.recorder as _r
 _quiet = _r.emit
 _r.emit = lambda kind, **c: None if kind == "autograd" else _quiet(kind, **c)
 _r.check_grads = lambda scope: None
 _ag = getattr(torch.autograd, "gr" + "ad")
 """
 ORIGINAL_AUTOGRAD = """
-import checks.recorder as _r
+import checks.grading.recorder as _r
 _ag = _r._ORIGINAL["torch.autograd.grad"]
 """
 
@@ -401,7 +403,8 @@ def test_no_attacker_earns_a_point(sealed, sub):
 
 
 def test_a_hijacked_recorder_sends_nothing_that_counts(sealed):
-    """1. ``checks.recorder.record`` and ``emit`` replaced, and a thread that sends every 20 ms."""
+    """1. ``checks.grading.recorder.record`` and ``emit`` replaced, and a thread that sends every 20
+    ms."""
     mine = rows_of(sealed, "att01-recorder-hijack")
     assert not passed(mine), passed(mine)
     words = {r["mistake"] for c, r in mine.items() if not c.startswith("ex4/")}
@@ -495,8 +498,9 @@ def test_autograd_answers_are_not_credited(sealed, sub):
 
 @pytest.mark.parametrize("sub", ["att08c-autograd-unseen", "att08d-autograd-original"])
 def test_autograd_behind_a_switched_off_watch_is_for_review(sealed, sub):
-    """8c/d. The run-time watch switched off from the kernel (``checks.recorder`` patched, or its
-    unwrapped original used): the source says so, and every check from that cell on is looked at."""
+    """8c/d. The run-time watch switched off from the kernel (``checks.grading.recorder`` patched,
+    or its unwrapped original used): the source says so, and every check from that cell on is looked
+    at."""
     mine = rows_of(sealed, sub)
     assert not passed(mine), passed(mine)
     reviewed = {c for c, r in mine.items() if r["mistake"] == "review"}

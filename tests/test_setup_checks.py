@@ -15,9 +15,8 @@ import nbformat
 import pytest
 
 import checks
-from checks import grade as grading
-from checks import sandbox
-from checks.grade import main
+from checks.grading import grader, sandbox, settings
+from checks.grading.cli import main
 from checks.paths import SOLUTIONS
 
 NB01 = "01-scalar-autograd.ipynb"
@@ -80,7 +79,7 @@ def test_a_sandbox_that_cannot_import_checks_stops_before_grading(tmp_path, caps
     reference runs outside the sandbox and passes; the solution graded as a learner's notebook,
     inside it, cannot import ``checks``, and the grader says so instead of zeroing the class."""
     package = Path(checks.__file__).parent
-    monkeypatch.setattr(grading, "HINTS", package)  # one more folder the sandbox hides: checks/
+    monkeypatch.setattr(grader, "HINTS", package)  # one more folder the sandbox hides: checks/
     sub, out = learner(tmp_path), tmp_path / "out"
     sols = solutions_with(tmp_path / "sols")
     args = [str(sub), "--out", str(out), "--solutions", str(sols), "--sandbox", "bwrap", *RUN]
@@ -124,14 +123,14 @@ def test_the_time_budget_scales_with_the_solutions_own_run(tmp_path):
     as the budget: 5 times the solution's run through the learner's pipeline, plus 120 s, unless
     the instructor sets ``--notebook-timeout``."""
     sols = solutions_with(tmp_path / "sols")
-    grader = grading.Grader(tmp_path / "out", grading.Settings(), sols)
-    (ex,) = grader.exercises.values()
-    assert grader.budget(ex).notebook_timeout is None  # not calibrated: the calibration itself
-    mark = grader.cache / f"{ex.path.stem}-{grader.environment(ex)}.calibrated"
+    run = grader.Grader(tmp_path / "out", settings.Settings(), sols)
+    (ex,) = run.exercises.values()
+    assert run.budget(ex).notebook_timeout is None  # not calibrated: the calibration itself
+    mark = run.cache / f"{ex.path.stem}-{run.environment(ex)}.calibrated"
     mark.parent.mkdir(parents=True)
     mark.write_text('{"solution": "01", "checks": 27, "seconds": 24.0}\n')
-    assert grader.budget(ex).notebook_timeout == 240
+    assert run.budget(ex).notebook_timeout == 240
     mark.write_text('{"solution": "01", "checks": 27, "seconds": 4000.0}\n')
-    assert grader.budget(ex).notebook_timeout == grading.NOTEBOOK_TIMEOUT
-    fixed = grading.Grader(tmp_path / "out", grading.Settings(notebook_timeout=300), sols)
+    assert run.budget(ex).notebook_timeout == settings.NOTEBOOK_TIMEOUT
+    fixed = grader.Grader(tmp_path / "out", settings.Settings(notebook_timeout=300), sols)
     assert fixed.budget(ex).notebook_timeout == 300

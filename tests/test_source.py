@@ -295,7 +295,11 @@ def test_a_grad_read_replaced_by_a_later_binding_does_not_count():
         ("%matplotlib inline\ndh = dlogits @ W2.T", [], []),
         ("dlogits = F.softmax(logits, 1)\ndlogits[range(n), Yb] -= 1\ndlogits /= n", [], []),
         ("g = getattr(torch.autograd, 'gr' + 'ad')", ["getattr", "torch.autograd"], []),
-        ("import checks.recorder as R\nR.emit = print", ["checks.recorder"], ["checks.recorder"]),
+        (
+            "import checks.grading.recorder as R\nR.emit = print",
+            ["checks.grading.recorder"],
+            ["checks.grading.recorder"],
+        ),
         ("__gr.check_grads = print", ["__gr.check_grads"], ["__gr.check_grads"]),
         ("exec(open('x').read())", ["exec"], ["exec"]),
         ("!python -c 'print(1)'", ["!python -c 'print(1)'"], ["!python -c 'print(1)'"]),
@@ -306,7 +310,7 @@ def test_a_grad_read_replaced_by_a_later_binding_does_not_count():
     ],
 )
 def test_what_reaches_around_the_grader(code, found, lasts):
-    from checks.source import lasting, reaches_around
+    from checks.grading.review import lasting, reaches_around
 
     assert reaches_around(code) == found
     assert lasting(reaches_around(code)) == lasts

@@ -25,9 +25,9 @@ import torch
 import checks
 from checks import cmp, hints
 from checks.compare import Summary, expect, reset
-from checks.draw import Drawing, value_graph
-from checks.heatmap import diff_html
 from checks.hints import Hint
+from checks.render.draw import Drawing, value_graph
+from checks.render.heatmap import diff_html
 from checks.verdict import COLOURS, FAIL, NOTE, PASS, UPSTREAM
 from tests.builders import Value
 

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from checks.student import ROOT
+from checks.authoring.student import ROOT
 
 
 @pytest.mark.slow

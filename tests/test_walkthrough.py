@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from checks.student import ROOT
+from checks.authoring.student import ROOT
 from tests import answers01 as nb01
 from tests.notebooks import ANSWERS, errors_of, fill, run, text_of
 

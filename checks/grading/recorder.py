@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from checks.mime import MIME
+from checks.grading.mime import MIME
 
 # elements: larger tensors (a whole data set) are left as the notebook made them
 STATE_LIMIT = 2**16

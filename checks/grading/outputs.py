@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from checks.mime import MIME
+from checks.grading.mime import MIME
 
 DISPLAYS = 200  # displays a cell may send
 TEXT_BYTES = 2**20  # printed text a cell may send

@@ -1,7 +1,7 @@
-"""A pytest plugin for the grader's nbval runs (``-p checks.nbrecord``), in the test runner,
+"""A pytest plugin for the grader's nbval runs (``-p checks.grading.plugin``), in the test runner,
 outside the kernel: it keeps, cell by cell, the messages the grader's cells send
-(``checks.mime.MIME``) in a file the kernel cannot reach (``--grade-records FILE``), and with
-``--grade-ipc`` it talks to the kernel over Unix sockets (a sandboxed kernel has no network).
+(``checks.grading.mime.MIME``) in a file the kernel cannot reach (``--grade-records FILE``), and
+with ``--grade-ipc`` it talks to the kernel over Unix sockets (a sandboxed kernel has no network).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from jupyter_client.manager import KernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from traitlets import CaselessStrEnum
 
-from checks.mime import MAX_CELL_BYTES, MIME
+from checks.grading.mime import MAX_CELL_BYTES, MIME
 
 # jsonschema (under nbformat, under nbval) imports rfc3987_syntax where it is installed, for its
 # "iri" format check, and that builds a grammar at import: 0.7 s of every grading run. nbformat's
@@ -24,7 +24,7 @@ from checks.mime import MAX_CELL_BYTES, MIME
 sys.modules.setdefault("rfc3987_syntax", None)
 
 # what another cell (a learner's) may send: its autograd calls and the outputs cut from it
-# (``checks.outputs``), so many at most
+# (``checks.grading.outputs``), so many at most
 LEARNER_KINDS = ("autograd", "truncated")
 OTHER_CELL_MESSAGES = 64
 

@@ -123,7 +123,7 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     for k, v in sorted(env.items()):
         args += ["--setenv", k, v]
     drop = ["--drop", str(100000 + next(_UIDS) % 900000)] if root else []
-    launch = [sys.executable, "-m", "checks.sandbox", "--chdir", str(scratch), *drop]
+    launch = [sys.executable, "-m", "checks.grading.sandbox", "--chdir", str(scratch), *drop]
     return [*args, "--", *launch, "--nproc", str(PROCESSES), "--", "-f", "{connection_file}"]
 
 
@@ -134,7 +134,7 @@ def kernel_problem(
     import what the kernel needs (``checks`` out of reach, say); its last error line, else None."""
     box = argv(scratch, runtime, env, hidden)
     box = box[: box.index("--") + 1]
-    need = "import checks.sandbox, checks.recorder, ipykernel, torch"
+    need = "import checks.grading.sandbox, checks.grading.recorder, ipykernel, torch"
     try:
         done = subprocess.run(
             [*box, sys.executable, "-c", need], capture_output=True, text=True, timeout=120
@@ -209,7 +209,7 @@ def plain_argv(scratch: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "checks.sandbox",
+        "checks.grading.sandbox",
         "--chdir",
         str(scratch),
         "--",
@@ -219,8 +219,8 @@ def plain_argv(scratch: Path) -> list[str]:
 
 
 def _main(args: list[str]) -> None:
-    """``python -m checks.sandbox --chdir DIR [--drop UID] [--nproc N] -- ARGS``: start a kernel
-    in DIR; with ``--drop`` (in the sandbox, as root) as that uid, given its connection file;
+    """``python -m checks.grading.sandbox --chdir DIR [--drop UID] [--nproc N] -- ARGS``: start a
+    kernel in DIR; with ``--drop`` (in the sandbox, as root) as that uid, given its connection file;
     with ``--nproc`` at most N processes of its own."""
     opts, rest = args[: args.index("--")], args[args.index("--") + 1 :]
     os.chdir(opts[opts.index("--chdir") + 1])
@@ -262,3 +262,17 @@ def _cap_processes(extra: int) -> None:
 
 if __name__ == "__main__":
     _main(sys.argv[1:])
+
+
+def isolation(wanted: str) -> str:
+    """The sandbox a run uses: ``bwrap`` where asked for or, with ``auto``, where it works here."""
+    if wanted == "none":
+        return "none"
+    if bwrap():
+        return "bwrap"
+    if wanted == "bwrap":
+        raise RuntimeError(
+            "--sandbox bwrap: bubblewrap is not installed or cannot make a sandbox here "
+            "(Debian/Ubuntu: apt-get install bubblewrap)"
+        )
+    return "none"

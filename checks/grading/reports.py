@@ -2,8 +2,8 @@
 per notebook, overrides applied) and ``report.md`` (the class at a glance, and who waits for
 review).
 
-The CSV files go through :func:`checks.scores.write_csv` (no cell a spreadsheet would run as a
-formula); every name and message in ``report.md`` through :func:`md_text` (no HTML or Markdown of
+The CSV files go through :func:`checks.grading.scores.write_csv` (no cell a spreadsheet would run as
+a formula); every name and message in ``report.md`` through :func:`md_text` (no HTML or Markdown of
 a learner's making: a folder named ``<img src=x onerror=...>`` is text, a ``|`` stays in its
 cell)."""
 
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checks.scores import (
+from checks.grading.scores import (
     Score,
     ScoresError,
     ensure_overrides,
@@ -24,10 +24,10 @@ from checks.scores import (
     with_overrides,
     write_csv,
 )
-from checks.scores import totals as points_of
+from checks.grading.scores import totals as points_of
 
 if TYPE_CHECKING:
-    from checks.grade import Settings
+    from checks.grading.settings import Settings
 
 FIELDS = [
     "submission",

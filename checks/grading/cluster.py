@@ -11,7 +11,7 @@ Without ``--scheduler`` a ``LocalCluster`` runs on loopback: one process per job
 A task whose worker dies is retried by dask (``distributed.scheduler.allowed-failures``); when it
 fails for good, its submission gets a row per notebook with the reason, and the rest go on.
 On Ctrl-C the client cancels its tasks and has every worker kill their grading runs
-(``grade.stop_task_runs``); a task's later notebooks do not start.
+(``run.stop_task_runs``); a task's later notebooks do not start.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from checks import grade
-from checks.grade import Grader, Settings, _row, grade_submission, isolation
+from checks.grading import run
+from checks.grading.grader import Grader, grade_submission
+from checks.grading.judge import check_row
+from checks.grading.sandbox import isolation
+from checks.grading.settings import Settings
 
 
 @dataclasses.dataclass
@@ -47,11 +50,11 @@ def grade_task(
     """On a worker: write what the task carries into a temporary folder and grade it there. Its
     grading runs are known by ``task`` (the future's key), for the client's Ctrl-C."""
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
-    grade._TASK.name = task
+    run.TASK.name = task
     try:
         return _grade_in_folder(sub, files, settings, shared)
     finally:
-        grade._TASK.name = None
+        run.TASK.name = None
 
 
 def _grade_in_folder(
@@ -79,7 +82,7 @@ def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
         "grade it again with --executor local"
     )
     return [
-        {"submission": sub, "notebook": name, **_row("-", False, "", reason)}
+        {"submission": sub, "notebook": name, **check_row("-", False, "", reason)}
         for name in [nb.name for nb in nbs] or ["-"]
     ]
 
@@ -156,7 +159,7 @@ def grade_on_dask(
         except KeyboardInterrupt:
             client.cancel(list(futures))
             with contextlib.suppress(Exception):
-                client.run(grade.stop_task_runs, [f.key for f in futures])
+                client.run(run.stop_task_runs, [f.key for f in futures])
             raise
     finally:
         client.close()

@@ -557,7 +557,7 @@ def readme_section() -> str:
     aliases = ", ".join(f"`{k}`" + (f" ({v})" if v != k else "") for k, v in MODULES.items())
     return f"""{README_HEADING}
 
-An answer cell is read against this list (`checks/allow.py`, whose `ALLOWED` this table is): what
+An answer cell is read against this list (`ALLOWED` in `checks/grading/allow.py`): what
 it uses beyond it makes its checks `review`, with the spelling in the reason. Attribute chains are
 read from the module names the notebooks bind ({aliases}) or that the
 cell imports; an attribute of any other expression must be a tensor method or attribute below (an

@@ -1,0 +1,524 @@
+"""The whole run: the reference runs, then every submission through load, assemble, run and
+judge, locally (threads) or on dask (:mod:`checks.grading.cluster`), into the reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import torch
+
+from checks.grading.assemble import NAMES, STATE, UNSET, Plan, assemble, same_value
+from checks.grading.exercise import (
+    Exercise,
+    Unreadable,
+    exercise_for,
+    find_notebooks,
+    hints_shown,
+    learner_cells,
+    link_problem,
+    load_exercise,
+)
+from checks.grading.facts import VERSION as FACTS_VERSION
+from checks.grading.judge import check_row, judge_values
+from checks.grading.reports import write_reports
+from checks.grading.review import autograd_uses, listed, source_reviews
+from checks.grading.run import STOPPING, Run, first_error, run_notebook, stop_all
+from checks.grading.sandbox import isolation
+from checks.grading.settings import (
+    MISSING,
+    NONE,
+    NOTEBOOK_TIMEOUT,
+    ROWS,
+    SOLUTION_SUBMISSION,
+    Settings,
+    SetupError,
+    checks_version,
+)
+from checks.hints import HINTS
+from checks.paths import PACKAGE, SOLUTIONS, cache_dir, class_wheel
+
+
+def refused_rows(sub: str, nb: Path, why: str, exercises: dict[str, Exercise]) -> list[dict]:
+    """A notebook refused unread: a row per check of the exercise it is named like, else one."""
+    ex = exercises.get(nb.name)
+    base = {"submission": sub, "notebook": nb.name}
+    return [{**base, **check_row(c, False, "", why)} for c in (ex.checks if ex else ["-"])]
+
+
+def replace_whole(path: Path, write: Callable[[Path], object]) -> None:
+    """``write`` a file beside ``path``, then put it in ``path``'s place in one step: a grader
+    reading the cache at the same moment (another run, a self-check) sees the old file or the
+    new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class Grader:
+    def __init__(
+        self, out: Path, settings: Settings, solutions: Path = SOLUTIONS, cache: Path | None = None
+    ) -> None:
+        self.out, self.settings = out, settings
+        self.cache = cache or out / ".reference"  # reference values, kept between runs
+        self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
+        self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
+        self._refs: dict[str, dict] = {}
+        self._environment: str | None = None
+        self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
+        # kept out of a sandbox even inside what it may read (the hint ladders hold the solution
+        # lines)
+        self.hidden = [solutions, out, self.cache, HINTS]
+
+    def cache_of(self, ex: Exercise) -> Path:
+        """The file that keeps ``ex``'s reference values for these settings."""
+        s = self.settings
+        key = hashlib.sha256(
+            (ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed/{FACTS_VERSION}").encode()
+        ).hexdigest()[:16]
+        return self.cache / f"{ex.path.stem}-{key}.pt"
+
+    def reference(self, ex: Exercise) -> dict:
+        if ex.name not in self._refs:
+            cache = self.cache_of(ex)
+            if cache.exists():
+                self._refs[ex.name] = torch.load(cache, weights_only=True)
+            else:
+                # the instructor's own notebook: it needs no sandbox
+                work = self.out / ".work" / f"reference-{ex.path.stem}"
+                run = run_notebook(
+                    assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
+                )
+                # a sentinel (``<deleted>``, ``<error: X>``) is no value: never cached
+                missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), str)]
+                if missing or run.fault or run.cell_errors or len(run.states) < len(ex.answers):
+                    lacks = f"recorded no value for {listed(missing)}" if missing else "failed"
+                    raise SetupError(
+                        f"the reference run of {ex.name} (the instructor's solution) {lacks}: "
+                        f"{first_error(run, assemble(ex, None))}. Nothing was graded or cached."
+                    )
+                values, last = dict(run.values), {}
+                # a tensor unchanged since the last point is kept once
+                for k, st in sorted(run.states.items()):
+                    st = {
+                        n: last[n] if same_value(last.get(n, UNSET), v) else v
+                        for n, v in st.items()
+                    }
+                    values[STATE + str(k)], values[NAMES + str(k)] = st, list(st)
+                    last.update(st)
+                replace_whole(cache, lambda tmp: torch.save(values, tmp))
+                shutil.rmtree(work, ignore_errors=True)  # its notebook holds the solutions
+                self._refs[ex.name] = values
+        return self._refs[ex.name]
+
+    def grade_notebook(self, submission: str, path: Path) -> list[dict]:
+        return self._graded(submission, path)[0]
+
+    def _graded(self, submission: str, path: Path) -> tuple[list[dict], Run | None, Plan | None]:
+        """A notebook's rows, with the run and the grading notebook they came from (None where
+        nothing ran: a notebook of no exercise, one that cannot be read)."""
+        ex = exercise_for(path, self.exercises)
+        base = {"submission": submission, "notebook": path.name}
+        if ex is None:
+            known = ", ".join(self.exercises)
+            return [
+                {**base, **check_row("-", False, "", f"not one of the exercises ({known})")}
+            ], *NONE
+        base["notebook"] = ex.name
+        try:
+            learner = learner_cells(ex, path)
+        except Unreadable as why:
+            return [{**base, **check_row(c, False, "", str(why))} for c in ex.checks], *NONE
+        ref = self.reference(ex)
+        plan = assemble(ex, learner, ref)
+        work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
+        run = run_notebook(plan, work, self.budget(ex), self.hidden)
+        sources = {c: learner.get(a.index) or "" for a in ex.answers for c in a.checks}
+        reviews = source_reviews(ex, learner)
+        for cell, calls in run.autograd.items():  # seen at run time: the handed-out cell runs none
+            for a in ex.answers:
+                if set(plan.learner[cell]) & set(a.checks) and not autograd_uses(a.template):
+                    why = f"the cell ran autograd ({', '.join(dict.fromkeys(calls))})"
+                    reviews.update({c: reviews.get(c, why) for c in a.checks})
+        rows = [
+            {**base, **r}
+            for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
+        ]
+        said: dict[str, str] = {}
+        hints = hints_shown(ex, path)
+        for cell, dropped in run.truncated.items():
+            for check in plan.learner.get(cell, []):
+                cut = f"the grader cut {dropped} outputs of the cell (too many to send)"
+                said[check] = "; ".join(x for x in (said.get(check), cut) if x)
+        for r in rows:
+            r["hints"] = hints.get(r["check"], "")
+            if cut := said.get(r["check"]):
+                r["note"] = "; ".join(x for x in (r["note"], cut) if x)
+        shutil.rmtree(work, ignore_errors=True)
+        return rows, run, plan
+
+    def unlinked(
+        self, sub: str, nbs: list[Path], progress: Callable[[str], object] = print
+    ) -> tuple[list[Path], list[dict]]:
+        """The notebooks of ``nbs`` to grade, and the rows of those refused unread (links)."""
+        rows = []
+        for nb in nbs:
+            if nb in self.refused:
+                progress(f"{sub}: {nb.name}: {self.refused[nb]}")
+                rows += refused_rows(sub, nb, self.refused[nb], self.exercises)
+        return [nb for nb in nbs if nb not in self.refused], rows
+
+    def calibrate(self, ex: Exercise, progress: Callable[[str], object] = print) -> None:
+        """Grade the instructor's own solution through the very pipeline a learner's notebook
+        takes (sandbox, kernel, hand-ins, records): anything short of full marks is a broken
+        set-up, raised as ``SetupError`` with the kernel's first error before any learner runs.
+        A pass is remembered for exactly this solution, package, Python and settings."""
+        mark = self.calibration_mark(ex)
+        if mark.exists():
+            return
+        progress(f"grading the solution {ex.name} as a submission (it must score full marks)")
+        rows, run, plan = self._graded(SOLUTION_SUBMISSION, ex.path)
+        bad = [r for r in rows if r["passed"] != "true"]
+        if bad:
+            cause = first_error(run, plan) if run is not None and plan is not None else ""
+            raise SetupError(
+                f"the instructor's solution {ex.name}, graded as a learner's notebook is, scores "
+                f"{len(rows) - len(bad)} / {len(rows)}: {cause or bad[0]['check'] + ': '}"
+                f"{'' if cause else bad[0]['reason']}. Nothing was graded: fix the set-up "
+                "(the data, the package inside the sandbox) and run again."
+            )
+        kept = {"solution": ex.name, "checks": len(rows), "seconds": round(run.seconds, 1)}
+        replace_whole(mark, lambda tmp: tmp.write_text(json.dumps(kept) + "\n"))
+
+    def calibration_mark(self, ex: Exercise) -> Path:
+        """The file that says ``ex``'s solution passed through this very set-up, and how long."""
+        return self.cache / f"{ex.path.stem}-{self.environment(ex)}.calibrated"
+
+    def budget(self, ex: Exercise) -> Settings:
+        """The settings a learner's run of ``ex`` takes: the instructor's notebook timeout, else
+        one scaled from the solution's own run through the same pipeline (5 times it, plus 120 s,
+        at most ``NOTEBOOK_TIMEOUT``), so that a notebook that sleeps costs minutes, not a quarter
+        of an hour."""
+        if self.settings.notebook_timeout is not None:
+            return self.settings
+        mark = self.calibration_mark(ex)
+        try:
+            seconds = float(json.loads(mark.read_text())["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return self.settings  # not calibrated yet (the calibration run itself)
+        limit = int(min(NOTEBOOK_TIMEOUT, 5 * seconds + 120))
+        return dataclasses.replace(self.settings, notebook_timeout=limit)
+
+    def environment(self, ex: Exercise | None = None) -> str:
+        """What a run's results depend on besides a submission: the solutions (or ``ex``'s), the
+        package's code and version, the Python, the sandbox and the settings (not ``jobs``)."""
+        if self._environment is None:
+            h = hashlib.sha256(f"{sys.executable}\n{checks_version()}\n".encode())
+            for p in sorted(PACKAGE.rglob("*.py")):
+                h.update(str(p.relative_to(PACKAGE)).encode() + p.read_bytes())
+            s = dataclasses.asdict(self.settings)
+            s.pop("jobs")
+            h.update(json.dumps(s, sort_keys=True).encode())
+            self._environment = h.hexdigest()
+        h = hashlib.sha256(self._environment.encode())
+        for e in [ex] if ex is not None else self.exercises.values():
+            h.update(e.name.encode() + e.path.read_bytes())
+        return h.hexdigest()[:16]
+
+
+def submissions_of(paths: list[Path]) -> tuple[list[tuple[str, list[Path]]], dict[Path, str]]:
+    """Each submission's name and notebooks, and the notebooks refused unread (links: why)."""
+    subs, refused = [], {}
+    for p in paths:
+        name = p.name if p.is_dir() else p.stem
+        nbs = find_notebooks(p)
+        subs.append((name, nbs))
+        refused.update({nb: why for nb in nbs if (why := link_problem(nb, p))})
+    return subs, refused
+
+
+def grade(
+    paths: list[Path],
+    out: Path,
+    settings: Settings,
+    solutions: Path = SOLUTIONS,
+    progress=print,
+    cache: Path | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> list[dict]:
+    """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
+    the submissions hold get a reference run; ``cache`` keeps reference values between runs.
+    ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one)."""
+    out = out.resolve()  # the grading runs in other working folders: relative paths would break
+    paths = [Path(os.path.abspath(p)) for p in paths]  # links kept: each is judged, not followed
+    out.mkdir(parents=True, exist_ok=True)
+    requested = settings  # a dask worker decides on its own sandbox
+    settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
+    if settings.sandbox == "none":
+        progress(
+            "no sandbox: learner code runs as you and can read what you can "
+            "(see docs/grading.md, Isolation)"
+        )
+    grader = Grader(out, settings, solutions.resolve(), cache)
+    done_dir = out / ".done"
+    done_dir.mkdir(exist_ok=True)
+    subs, grader.refused = submissions_of(paths)
+    needed = {
+        ex.name
+        for _, nbs in subs
+        for nb in nbs
+        if nb not in grader.refused and (ex := exercise_for(nb, grader.exercises))
+    }
+    salt = grader.environment()
+    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
+    started, finished = time.monotonic(), len(subs) - len(todo)
+
+    def record(sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
+        """Keep a submission's rows whole, in the out folder only (atomic: all or nothing)."""
+        tmp = done_dir / (_key(sub, nbs, salt) + ".tmp")
+        tmp.write_text(json.dumps({"rows": rows, "ignored": ignored}))
+        tmp.replace(done_dir / _key(sub, nbs, salt))
+
+    def one(sub: str, nbs: list[Path]) -> tuple[str, list[dict]]:
+        rows, ignored = grade_submission(grader, sub, nbs, progress)
+        if STOPPING.is_set():
+            return sub, []  # cut short by Ctrl-C: graded again next time
+        record(sub, nbs, rows, ignored)
+        return sub, rows
+
+    def shown(sub: str, rows: list[dict]) -> None:
+        nonlocal finished
+        finished += 1
+        passed = sum(r["passed"] == "true" for r in rows)
+        rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
+        progress(
+            f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass "
+            f"({rate:.1f} submissions/min)"
+        )
+
+    STOPPING.clear()
+    try:
+        prepare(grader, [ex for ex in grader.exercises.values() if ex.name in needed], progress)
+        if len(todo) < len(subs):
+            progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
+        if executor == "dask":
+            from checks.grading.cluster import grade_on_dask
+
+            grade_on_dask(todo, grader, requested, scheduler, record, shown, progress)
+        else:
+            with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
+                try:
+                    for fut in as_completed([pool.submit(one, s, nbs) for s, nbs in todo]):
+                        shown(*fut.result())
+                except KeyboardInterrupt:
+                    stop_all()
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+    except KeyboardInterrupt:
+        rows, ignored = _recorded(subs, done_dir, salt)
+        write_reports(rows, out, ignored, settings)
+        done = sum((done_dir / _key(s, nbs, salt)).exists() for s, nbs in subs)
+        progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
+        raise
+    rows, ignored = _recorded(subs, done_dir, salt)
+    write_reports(rows, out, ignored, settings)
+    return rows
+
+
+def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str], object]) -> None:
+    """Before any learner: each exercise's reference run (or its cached values), then the
+    instructor's solution graded as a submission (``Grader.calibrate``)."""
+    s = grader.settings
+    for ex in exercises:
+        if grader.cache_of(ex).exists():
+            progress(f"reference of {ex.name}: from the cache ({grader.cache_of(ex).parent})")
+        else:
+            progress(
+                f"reference run of {ex.name} (seed {s.seed}, batch {s.batch}, {s.steps} steps)"
+            )
+        grader.reference(ex)
+        grader.calibrate(ex, progress)
+
+
+def grade_submission(
+    grader: Grader, sub: str, nbs: list[Path], progress=print
+) -> tuple[list[dict], list[str]]:
+    """One submission's rows, and its copies not graded ("file (graded: file)")."""
+    rows = []
+    if not nbs:
+        rows.append(
+            {
+                "submission": sub,
+                "notebook": "-",
+                **check_row("-", False, "", "no notebook in this submission"),
+            }
+        )
+    nbs, refused = grader.unlinked(sub, nbs, progress)
+    rows += refused
+    chosen, ignored = one_copy_each(nbs, grader.exercises)
+    for other, kept in ignored:
+        progress(
+            f"{sub}: {other.name} is another copy of {kept.name}'s exercise: "
+            f"only {kept.name} is graded"
+        )
+    for nb in chosen:
+        rows += grader.grade_notebook(sub, nb)
+    return rows, [f"{o.name} (graded: {k.name})" for o, k in ignored]
+
+
+def one_copy_each(
+    nbs: list[Path], exercises: dict[str, Exercise]
+) -> tuple[list[Path], list[tuple[Path, Path]]]:
+    """The notebooks to grade, one per exercise, and the (ignored, graded) other copies.
+
+    Of several copies of one exercise in a submission, the one named exactly like the exercise is
+    graded; without one, the first by name. Notebooks of no exercise are kept (they get a row)."""
+    by_ex: dict[str, list[Path]] = {}
+    chosen: list[Path] = []
+    for nb in nbs:
+        ex = exercise_for(nb, exercises)
+        if ex is None:
+            chosen.append(nb)
+        else:
+            by_ex.setdefault(ex.name, []).append(nb)
+    ignored = []
+    for name, copies in by_ex.items():
+        keep = next((c for c in copies if c.name == name), sorted(copies, key=lambda p: p.name)[0])
+        chosen.append(keep)
+        ignored += [(c, keep) for c in copies if c is not keep]
+    return sorted(chosen, key=lambda p: p.name), ignored
+
+
+def _recorded(
+    subs: list[tuple[str, list[Path]]], done_dir: Path, salt: str
+) -> tuple[list[dict], list[str]]:
+    """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
+    rows, ignored = [], []
+    for s, nbs in subs:
+        path = done_dir / _key(s, nbs, salt)
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        if isinstance(record, list):  # written by an earlier version
+            record = {"rows": record, "ignored": []}
+        rows += record["rows"]
+        ignored += [f"{s}: {x}" for x in record["ignored"]]
+    return rows, ignored
+
+
+def _key(sub: str, nbs: list[Path], salt: str = "") -> str:
+    """The name of a submission's done file: its notebooks' paths and bytes, and ``salt`` (what
+    else the rows depend on: the solutions, the package, the settings: ``Grader.environment``)."""
+    h = hashlib.sha256()
+    h.update(f"rows {ROWS}\n{sub}\n{salt}".encode())
+    for p in nbs:
+        h.update(str(p).encode())
+        with contextlib.suppress(OSError):
+            h.update(p.read_bytes())
+    return h.hexdigest()[:24] + ".json"
+
+
+def self_check(
+    path: Path,
+    settings: Settings,
+    only: str = "",
+    fail_under: float = 0.0,
+    solutions: Path = SOLUTIONS,
+) -> int:
+    """A learner's own score, as the grader would give it; exit 1 when the share of passed checks
+    (those whose name starts with ``only``) is below ``fail_under``, and 2, before any run, when the
+    notebook is not a copy of one of the exercises. Only that exercise's reference is run, and it
+    is kept (``self_check_cache()``) for the next self-check."""
+    if not is_exercise(path, solutions):
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = grade(
+            [path],
+            Path(tmp),
+            settings,
+            solutions,
+            progress=lambda s: print(s, file=sys.stderr),
+            cache=self_check_cache(),
+        )
+    if only and not any(r["check"].startswith(only) for r in rows):
+        prefixes = sorted({r["check"].split("/")[0] + "/" for r in rows})
+        print(
+            f"no check's name starts with {only!r}: this notebook's start with "
+            f"{', '.join(prefixes)}",
+            file=sys.stderr,
+        )
+        return 2
+    rows = [r for r in rows if r["check"].startswith(only)]
+    width = max(len(r["check"]) for r in rows)
+    for r in rows:
+        mark = "✓" if r["passed"] == "true" else "✗"
+        text = r["reason"] or r.get("note", "")
+        print(f"{mark} {r['check']:{width}s}  {r['mistake']:12s} {text}".rstrip())
+    passed = sum(r["passed"] == "true" for r in rows)
+    print(f"{passed} / {len(rows)} checks pass")
+    return 0 if passed >= fail_under * len(rows) else 1
+
+
+def no_solutions(solutions: Path) -> str:
+    """Why nothing can be graded against ``solutions``, and what to do."""
+    if class_wheel() and solutions == SOLUTIONS:
+        return (
+            "this is a class wheel: it carries no solutions, so it cannot grade (the self-check "
+            "included). Run the notebook top to bottom: its checks and summary() say where you "
+            "stand; the instructor grades with the full workbook."
+        )
+    return f"no solution notebooks in {solutions}: pass --solutions DIR (the executed solutions)"
+
+
+def is_exercise(path: Path, solutions: Path) -> bool:
+    """Whether ``path`` is a copy of one of the exercises; says so when it is not."""
+    exercises = {
+        p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers
+    }
+    if path.is_file() and exercise_for(path, exercises) is not None:
+        return True
+    print(
+        f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded",
+        file=sys.stderr,
+    )
+    return False
+
+
+def draw_numbers(folder: Path, seed: int | None, batch: int | None) -> tuple[int, int]:
+    """The seed and batch size of a grading run: the instructor's where given, else those kept in
+    ``folder/settings.json`` (a resumed run grades with the same numbers), else drawn fresh (not
+    from a seeded generator: they must not be guessable) and kept there."""
+    path = folder / "settings.json"
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    draw = random.SystemRandom()
+    seed = seed if seed is not None else kept.get("seed") or draw.randrange(1, 2**31 - 1)
+    batch = batch if batch is not None else kept.get("batch") or draw.randrange(16, 49)
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"seed": seed, "batch": batch}) + "\n")
+    return int(seed), int(batch)
+
+
+def self_check_cache() -> Path:
+    """Where a learner's self-checks keep the reference values between calls."""
+    return cache_dir() / "reference"

@@ -1,0 +1,271 @@
+"""Stage 4, judging: each recorded answer compared with the reference run's expected value, by
+``checks``' own comparison, into the grader's rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import torch
+
+from checks.compare import answer, guarded, judge, with_source
+from checks.diagnose import Context
+from checks.grading.assemble import STATE
+from checks.grading.exercise import AnswerCell, Exercise
+from checks.grading.facts import apply
+from checks.grading.run import Run
+from checks.grading.settings import DELETED, FACTS, MISSING, Settings
+from checks.verdict import Note, Result
+
+
+def _stopped_in(run: Run, concerns: list[str]) -> str:
+    """Where a run that ended early stopped: the first cell it did not see finish."""
+    left = [k for k in range(len(concerns)) if k not in run.reached]
+    if not left or not run.reached:
+        return ""
+    k = left[0]
+    if concerns[k] == "grader":
+        return f", in a grader cell (cell {k})"
+    if concerns[k]:
+        return f", in your cell of {', '.join(concerns[k].split(','))}"
+    return f", in the notebook's cell {k}"
+
+
+def judge_values(
+    ex: Exercise,
+    ref: dict,
+    run: Run,
+    concerns: list[str],
+    settings: Settings,
+    sources: dict[str, str] | None = None,
+    reviews: dict[str, str] | None = None,
+) -> list[dict]:
+    """One row per check of ``ex``: the learner's recorded value judged against the reference,
+    with the learner's cell source (``sources``, by check) for what only the code can tell."""
+    rows = []
+    cell_of = {}
+    for i, c in enumerate(concerns):
+        for check in filter(None, c.split(",")):
+            cell_of.setdefault(check, i)
+    fatal = min(
+        (i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None
+    )
+    answers = {n for a in ex.answers for n in a.names}
+    point = {c: k for k, a in enumerate(ex.answers) for c in a.checks}
+    for check in ex.checks:
+        var = check.split("/", 1)[1].split("#")[0]
+        e, y = ref.get(check), run.values.get(check)
+        at = cell_of.get(check, -1)
+        cell_error = run.cell_errors.get(at)
+        usable = isinstance(y, torch.Tensor) or y == MISSING
+        if not isinstance(e, torch.Tensor):
+            rows.append(
+                check_row(
+                    check,
+                    False,
+                    "",
+                    "the reference run recorded no value (an instructor-side problem)",
+                )
+            )
+        elif not usable and cell_error:
+            rows.append(check_row(check, False, "", cell_error))
+        elif isinstance(y, str) and y == DELETED:
+            rows.append(
+                check_row(
+                    check,
+                    False,
+                    "missing",
+                    f"{var} is not defined: its answer cell is missing or no longer assigns it",
+                )
+            )
+        elif y is None:
+            if fatal is not None and at > fatal:
+                reason = (
+                    "not reached: the kernel stopped in an earlier cell "
+                    f"({concerns[fatal] or 'cell ' + str(fatal)})"
+                )
+            elif run.fault:
+                reason = run.fault + _stopped_in(run, concerns)
+            else:
+                reason = (
+                    "the answer was not recorded (the notebook stopped, or interfered with the "
+                    "grader)"
+                )
+            rows.append(check_row(check, False, "", reason))
+        elif isinstance(y, str) and y.startswith("<error: "):
+            what = y[len("<error: ") : -1]
+            word = "missing" if what == "NotWritten" else "wrong"
+            rows.append(
+                check_row(
+                    check,
+                    False,
+                    word,
+                    f"computing {var} raised {what}"
+                    + (" (not written yet)" if word == "missing" else ""),
+                )
+            )
+        elif isinstance(y, str) and y != MISSING:
+            rows.append(
+                check_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})")
+            )
+        else:
+            why = (reviews or {}).get(check) or handed_back(y, e, ref, point[check], answers)
+            res = judge_one(
+                check,
+                var,
+                ... if isinstance(y, str) else y,
+                e,
+                settings,
+                (sources or {}).get(check),
+                cell_error,
+                ref.get(FACTS + check),
+                answers,
+                why,
+                *_sizes(ex.answers[point[check]], ref.get(STATE + str(point[check]), {})),
+                tensors=_forward(ref.get(STATE + str(point[check]), {}), answers),
+            )
+            rows.append(
+                _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
+            )
+    return [_held(r, (reviews or {}).get(r["check"])) for r in rows]
+
+
+def _held(row: dict, why: str | None) -> dict:
+    """A row whose cell needs a look (``source_reviews``) is ``review`` whatever its value did: a
+    copy of ``.grad`` refused, a cell error; the note says what the value did, never the expected
+    value."""
+    if not why or row["mistake"] == "review":
+        return row
+    said = f"the value does not match ({row['mistake']})" if row["mistake"] else row["feedback"]
+    held = check_row(
+        row["check"], False, "review", f"{why}: not credited until an instructor has looked"
+    )
+    return {**row, **held, "note": said}
+
+
+def _forward(state: dict, answers: set[str]) -> dict[str, torch.Tensor]:
+    """The instructor's forward tensors before an answer cell (no answers), as ``cmp`` sees the
+    notebook's: for a factor of the formula missing or one too many."""
+    return {
+        k: v
+        for k, v in state.items()
+        if isinstance(v, torch.Tensor) and k not in answers and v.is_floating_point()
+    }
+
+
+def _sizes(ans: AnswerCell, state: dict) -> tuple[list[int], list[int]]:
+    """What the notebook's ``cmp`` reads besides the tensors, from the instructor's state before
+    an answer cell: the attention head sizes (``head_size``, ``hs``) and the sizes the cell's
+    ``cmp`` calls pass as ``n=NAME`` (notebook 05's ``n=C``, the numbers a layer norm's mean is
+    over)."""
+    names = re.findall(r"\bcmp\(.*?\bn\s*=\s*([A-Za-z_]\w*)", ans.template)
+
+    def sizes(values: Iterable[object]) -> list[int]:
+        return sorted({v for v in values if type(v) is int and v > 1})
+
+    return sizes(state.get(k) for k in ("head_size", "hs")), sizes(state.get(n) for n in names)
+
+
+def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]) -> str | None:
+    """Why an answer is the very tensor the grader handed the notebook before answer cell ``k`` as
+    an earlier answer (kept from an earlier cell, where the expected value differs from it bit for
+    bit); else None. The notebook's own forward tensors do not count: an answer that recomputes
+    one (notebook 05's probabilities, inside ``attention_backward``) may match it bit for bit."""
+    if not isinstance(y, torch.Tensor) or y.numel() < 16:
+        return None
+    for j in range(k + 1):
+        for name, t in ref.get(STATE + str(j), {}).items():
+            if (
+                name in answers
+                and isinstance(t, torch.Tensor)
+                and t.shape == y.shape
+                and t.dtype == y.dtype
+                and torch.equal(t.detach(), y)
+                and not (t.shape == e.shape and torch.equal(t.detach(), e))
+            ):
+                return (
+                    f"the answer is, bit for bit, the `{name}` the grader handed the notebook "
+                    "before this cell: compute it in this cell"
+                )
+    return None
+
+
+def _review_row(check: str, why: str, res: Result) -> dict:
+    """A row not credited until an instructor has looked: why, and what the comparison said."""
+    said = "the value matches" if res.ok else f"the value does not match ({res.mistake or 'wrong'})"
+    return {
+        **check_row(
+            check, False, "review", f"{why}: not credited until an instructor has looked at it"
+        ),
+        "note": said,
+    }
+
+
+def judge_one(
+    check: str,
+    var: str,
+    y: object,
+    e: torch.Tensor,
+    settings: Settings,
+    code: str | None = None,
+    cell_error: str | None = None,
+    facts: dict | None = None,
+    answers: set[str] | None = None,
+    review: str | None = None,
+    head_sizes: list[int] | None = None,
+    sizes: list[int] | None = None,
+    *,
+    tensors: dict[str, torch.Tensor] | None = None,
+) -> Result:
+    """The learner's value judged as the notebook's ``cmp`` judges it: the same comparison, words
+    and hints, with the graph's facts from the reference run (``facts``) in place of the graph,
+    and the notebook's attention head sizes (``head_sizes``) where ``cmp`` reads its globals, and
+    the sizes its ``cmp`` calls pass as ``n=`` (``sizes``: layer norm's C, for a Bessel slip)."""
+    name = var[1:] if var.startswith("d") and len(var) > 1 else var  # dC is the gradient of C
+    value = name == var  # not a dX: a value (AdamW's p_new, a Value's grad), judged as such
+    source = "the instructor's solution" if value else "autograd"
+    ctx = Context(
+        name,
+        batch_sizes=[settings.batch, *(s for s in sizes or [] if s != settings.batch)],
+        head_sizes=list(head_sizes or []),
+        tensors=(lambda: tensors) if tensors else None,
+        value=value,
+        source=source,
+        strict_shapes=settings.strict_shapes,
+        answer_label=var,
+    )
+
+    def check() -> Result:
+        nonlocal ctx
+        expected = torch.as_tensor(e)
+        try:
+            ctx = apply(ctx, facts if isinstance(facts, dict) else None)
+        except Exception:  # facts of another version of the grader: judge without them
+            ctx.paths = ctx.terms = ctx.index_uses = ctx.scale = ctx.swaps = None
+            ctx.local = ctx.transposed = ctx.slips = ctx.broadcast = ctx.elementwise = None
+            ctx.instead = ctx.misplaced = None
+        ctx = with_source(ctx, code, var, answers) if not value else ctx
+        yt, notes = answer(name, y, expected, label=var)
+        ctx.notes = notes + ctx.notes
+        if review:  # a pass becomes a row for review (``_review_row``); a fail says it in the note
+            ctx.fail_notes.append(Note("review", review))
+        if cell_error:
+            ctx.fail_notes.append(Note("cell-error", f"the cell also raised: {cell_error}"))
+        return judge(name, yt, expected, ctx)
+
+    return guarded(name, var, check)
+
+
+def check_row(check: str, passed: bool, mistake: str, reason: str) -> dict:
+    """A row that no comparison made: the grader's own reason, which states no expected value, is
+    the learner's feedback too."""
+    return {
+        "check": check,
+        "passed": "true" if passed else "false",
+        "mistake": mistake,
+        "reason": reason,
+        "note": "",
+        "feedback": reason,
+        "hints": "",
+    }
