@@ -206,10 +206,7 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
     )
     try:
         deadline = time.monotonic() + 180
-        kernels = (
-            "ipykernel",
-            "checks.grading.sandbox",
-        )  # the kernel, as the sandbox's launcher starts it
+        kernels = ("ipykernel", "checks.grading.sandbox")  # as the sandbox's launcher starts it
         while len([p for p in processes_under(scratch) if any(k in p for k in kernels)]) < 2:
             assert time.monotonic() < deadline and proc.poll() is None, processes_under(scratch)
             time.sleep(0.5)

@@ -29,12 +29,22 @@ from checks.start import MANIFEST, copy_notebooks, forbidden, lab_command, start
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 REPO_URL = PYPROJECT["project"]["urls"]["Repository"]
-# [grade], [dask]
-GRADE_ONLY = {
-    "checks.grading.cli",
+# [grade], [dask]: the grading run's stages that read notebooks or run pytest, and authoring
+GRADE_STAGES = (
+    "assemble",
+    "cli",
+    "cluster",
+    "exercise",
+    "grader",
+    "judge",
+    "plugin",
+    "review",
+    "run",
+)
+GRADE_ONLY = {f"checks.grading.{stage}" for stage in GRADE_STAGES} | {
     "checks.authoring.student",
-    "checks.grading.plugin",
-    "checks.grading.cluster",
+    "checks.grade",
+    "checks.student",
 }
 NOT_IN_LEARNER_INSTALL = [
     "nbformat",
@@ -63,12 +73,16 @@ def _source(cell: dict) -> str:
 # --------------------------------------------------------------- what the learner's install imports
 
 
+def package_modules() -> set[str]:
+    """Every module of the package, subpackages included, by its dotted name."""
+    names = (p.relative_to(ROOT).with_suffix("").parts for p in (ROOT / "checks").rglob("*.py"))
+    return {".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in names}
+
+
 def learner_script(blocked: list[str]) -> str:
     """Import every module but the grader's, then use cmp, hint, summary, start and check, with the
     ``blocked`` packages unimportable (in a venv with the learner's install, nothing is blocked)."""
-    modules = sorted(
-        f"checks.{p.stem}" for p in (ROOT / "checks").glob("*.py") if p.stem != "__init__"
-    )
+    modules = sorted(package_modules() - {"checks"})
     return textwrap.dedent(f"""
         import sys, tempfile
         for m in {blocked!r}:
@@ -99,7 +113,7 @@ def test_learner_modules_import_without_the_grading_tools():
     assert_learner_install_works(
         subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     )
-    assert GRADE_ONLY <= {f"checks.{p.stem}" for p in (ROOT / "checks").glob("*.py")}
+    assert GRADE_ONLY <= package_modules()
 
 
 def test_extras_split_by_who_installs_them():

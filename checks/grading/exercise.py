@@ -33,9 +33,8 @@ class AnswerCell:
     template: str  # the student copy of the cell
     # one id per name: "ex1/dlogits", "ex1/dlogits#2" when repeated
     checks: list[str] = field(default_factory=list)
-    facts: str | None = (
-        None  # an expression giving {name: checks.grading.facts} in the reference run
-    )
+    # an expression giving {name: checks.grading.facts} in the reference run
+    facts: str | None = None
 
 
 @dataclass
