@@ -20,20 +20,17 @@ a pass, amber for a pass with a note, red ✗ for a mistake, grey for an answer 
 from __future__ import annotations
 
 import functools
-import html
-import json
 import math
 import re
 import sys
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from types import EllipsisType, FrameType
 from typing import Any
 
 import torch
 
-from checks import source
+from checks import session, source
 from checks.diagnose import (
     Context,
     diagnose_shape,
@@ -44,11 +41,43 @@ from checks.diagnose import (
     variable_of,
 )
 from checks.graph import Earlier, GraphFacts, frame_ints, frame_tensors
-from checks.paths import METADATA, ROOT
+from checks.kernel import execution_count
+from checks.overview import Summary, summary
+from checks.render.html import FAIL, NOTE, PASS, TODO
+from checks.session import (
+    expect,
+    expected_checks,
+    record,
+    reset,
+    results,
+    shown_checks,
+)
 from checks.tolerances import ATOL, ROUNDING, RTOL
-from checks.verdict import COLOURS, FAIL, NOTE, PASS, TODO, Note, Result, Worst, code_html
+from checks.verdict import Note, Result, Worst, show
 
-__all__ = ["FAIL", "NOTE", "PASS", "TODO", "Result", "cmp", "check_value", "summary"]
+# ``checks.compare`` stays where the learner's names are found: ``Summary``, ``summary``
+# (checks.overview), ``expect``, ``record``, ``reset``, ``results``, ``expected_checks``
+# (checks.session), ``show`` (checks.verdict) and ``execution_count`` (checks.kernel) are
+# imported here from the modules below, and re-exported.
+__all__ = [
+    "FAIL",
+    "NOTE",
+    "PASS",
+    "TODO",
+    "Result",
+    "Summary",
+    "check_value",
+    "cmp",
+    "execution_count",
+    "expect",
+    "expected_checks",
+    "record",
+    "reset",
+    "results",
+    "show",
+    "shown_checks",
+    "summary",
+]
 
 
 # ---------------------------------------------------------------- inputs
@@ -398,29 +427,18 @@ def _worst(
 
 # ---------------------------------------------------------------- what the learner wrote before
 
-# The answers checked so far, by the tensor they were checked against and the check's name: (that
-# tensor, the answer's name, a copy of the answer, whether it passed, the first wrong answers behind
-# it). A later check uses them to tell a wrong step from a right step on a wrong upstream answer.
-_ANSWERS: dict[tuple[int, str], tuple[weakref.ref, str, torch.Tensor, bool, tuple[str, ...]]] = {}
-
 
 def _remember(t: Any, label: str, y: Any, res: Result) -> None:
+    """Keep the answer for later checks' ``upstream`` replays (:func:`checks.session.remember`)."""
     if isinstance(t, torch.Tensor) and isinstance(y, torch.Tensor):
         roots = () if res.ok else (res.blamed if res.mistake == "upstream" else (label,))
-        key = (id(t), res.name)
-        _ANSWERS.pop(key, None)  # a check run again moves to the end: its latest answer
-        _ANSWERS[key] = (weakref.ref(t), label, y.detach().clone(), res.ok, roots)
+        session.remember(t, res.name, label, y.detach().clone(), res.ok, roots)
 
 
 def earlier() -> list[Earlier]:
     """The learner's checked answers whose tensors are still alive, in the order checked (a tensor
     checked twice, as exercise 1's step and a fused formula, has both)."""
-    out = []
-    for ref, label, value, ok, roots in list(_ANSWERS.values()):
-        t = ref()
-        if t is not None:
-            out.append(Earlier(t, label, value, ok, roots))
-    return out
+    return [Earlier(*kept) for kept in session.remembered()]
 
 
 def _context(
@@ -484,7 +502,7 @@ def _context(
 
 def _forward_tensors(names: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The notebook's tensors by name, less the learner's answers (``dX``, and what was checked)."""
-    answers = {a[1] for a in _ANSWERS.values()}
+    answers = session.answer_names()
     return {
         k: v for k, v in names.items() if k not in answers and not (k[:1] == "d" and k[1:] in names)
     }
@@ -579,8 +597,6 @@ def with_source(
 
 # ---------------------------------------------------------------- the public checks
 
-_RESULTS: dict[str, tuple[Result, int]] = {}
-
 
 def cmp(
     name: str,
@@ -612,7 +628,7 @@ def cmp(
         y, notes = answer(name, dt, e, t.grad, label=label)
         ctx = _context(name, t, e, frame, loss, n, rtol, atol, strict_shapes)
         ctx.answer_label, ctx.notes = label, notes
-        ctx = with_source(ctx, _source_of(frame), label, {a[1] for a in _ANSWERS.values()})
+        ctx = with_source(ctx, _source_of(frame), label, session.answer_names())
         if isinstance(dt, torch.Tensor) and not (dt.is_floating_point() or dt.is_complex()):
             ctx.fail_notes.append(
                 Note(
@@ -673,285 +689,3 @@ def guarded(name: str, label: str, check: Callable[[], Result]) -> Result:
             mistake="wrong",
             hint=f"could not compare {label} ({type(exc).__name__}: {exc}).",
         )
-
-
-def record(res: Result, quiet: bool = False) -> Result:
-    """Remember ``res`` for :func:`summary` and print it unless ``quiet``."""
-    _, tries = _RESULTS.get(res.name, (None, 0))
-    # keeps its first-run place; an answer not written yet (Run All over the `...`) is no try
-    _RESULTS[res.name] = (res, tries + (res.mistake != "missing"))
-    if not quiet:
-        show(res)
-        res._shown_in = execution_count()
-    return res
-
-
-def show(res: Result) -> None:
-    """Print the report in a terminal; in Jupyter show it coloured, with the same plain text."""
-    if _in_notebook():
-        from IPython.display import publish_display_data
-
-        publish_display_data({"text/plain": res.report(), "text/html": res.html()})
-    else:
-        print(res.report())
-
-
-def results() -> list[Result]:
-    """The latest result of every check run in this kernel, in first-run order."""
-    return [r for r, _ in _RESULTS.values()]
-
-
-def reset() -> None:
-    """Forget all results and remembered answers (a fresh start for :func:`summary`)."""
-    _RESULTS.clear()
-    _ANSWERS.clear()
-    _EXPECTED.clear()
-
-
-# ---------------------------------------------------------------- the summary
-
-_EXPECTED: list[str] = []
-
-# The summary table's look, all inline. JupyterLab's stylesheet styles a bare table in an output
-# (cells right-aligned, a rule under the head, bold headers, striped rows); VS Code and Colab do
-# not, so every cell says its alignment, padding and border, and every row its background. Greys
-# with alpha read on light and dark themes alike.
-_RULE = "rgba(128,128,128,0.55)"  # under the head
-_STRIPE = "rgba(128,128,128,0.10)"  # every second row, as JupyterLab stripes them
-_TABLE = "border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;text-align:left"
-_CELL = "padding:0.5em;border:none;line-height:normal"
-
-
-def _th(text: str, align: str = "left") -> str:
-    return (
-        f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{_CELL};"
-        f"border-bottom:1px solid {_RULE}'>{text}</th>"
-    )
-
-
-def _td(content: str, align: str = "left", style: str = "") -> str:
-    return f"<td style='text-align:{align};vertical-align:middle;{_CELL}{style}'>{content}</td>"
-
-
-def _tr(k: int, cells: str) -> str:
-    """Row ``k`` (from 0) of the body: the first, third... plain, the others striped."""
-    return f"<tr style='background:{_STRIPE if k % 2 else 'transparent'}'>{cells}</tr>"
-
-
-def expect(*names: str) -> None:
-    """Declare every check of a notebook, so that :func:`summary` counts those not run yet."""
-    for name in names:
-        if name not in _EXPECTED:
-            _EXPECTED.append(name)
-
-
-# the lecture's line, as the executed solutions show it: the check's name comes first
-_LINE = re.compile(r"^(.+?)\s*\| exact: (?:True |False) \| approximate: (?:True |False) \|", re.M)
-
-
-def shown_checks(cells: list) -> list[str]:
-    """The names of the checks that executed cells show, in order, each once."""
-    names: list[str] = []
-    for cell in cells:
-        for out in cell.get("outputs", []):
-            text = out.get("data", {}).get("text/plain", out.get("text", ""))
-            for name in _LINE.findall("".join(text) if isinstance(text, list) else text):
-                if name not in names:
-                    names.append(name)
-    return names
-
-
-def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
-    """The names of every check of a notebook, in order: listed in its student copy's metadata
-    (``python -m checks.student`` writes them there from the executed solution), else read off
-    the executed solution (a class edition carries no solutions)."""
-    base = root or ROOT
-    try:
-        listed = json.loads((base / "notebooks" / f"{notebook}.ipynb").read_text())["metadata"]
-        names = listed[METADATA]["checks"]
-        if isinstance(names, list) and all(isinstance(n, str) for n in names):
-            return list(names)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:
-        cells = json.loads((base / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
-    except (OSError, ValueError, KeyError):
-        return []
-    return shown_checks(cells)
-
-
-class Summary:
-    """Every check so far, and those declared with :func:`expect` but not run yet."""
-
-    def __init__(self, notebook: str | None = None) -> None:
-        self.rows = [(r, tries) for r, tries in _RESULTS.values()]
-        self.unreached = [n for n in _EXPECTED if n not in _RESULTS]
-        self.notebook = notebook
-
-    @property
-    def passed(self) -> int:
-        return sum(r.ok for r, _ in self.rows)
-
-    @property
-    def count(self) -> int:
-        return len(self.rows) + len(self.unreached)
-
-    def _tail(self) -> str:
-        later = f" ({len(self.unreached)} not run yet)" if self.unreached else ""
-        return f"{self.passed} / {self.count} checks pass{later}"
-
-    def __str__(self) -> str:
-        head = f"{'check':16s} {'status':14s} {'maxdiff':>10s} {'tries':>5s} {'hints':>5s}"
-        lines = [head, "-" * len(head)]
-        for r, tries in self.rows:
-            md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
-            lines.append(
-                f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} "
-                f"{md:>10s} {tries:>5d} {_hints(r):>5s}"
-            )
-        lines += [f"{n:16s} {'· not run yet':14s}" for n in self.unreached]
-        lines.append(self._tail())
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        rows = []
-        for r, tries in self.rows:
-            colour = COLOURS[r.state]
-            md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
-            text = r.hint if not r.ok else "; ".join(f"{n.word}: {n.text}" for n in r.notes)
-            rows.append(
-                _td(f"<code>{html.escape(r.name)}</code>")
-                + _td(
-                    f"{_mark(r)} {html.escape(_status(r))}",
-                    style=f";white-space:nowrap;color:{colour};font-weight:bold",
-                )
-                + _td(md, "right")
-                + _td(str(tries), "right")
-                + _td(_hints(r), "right")
-                + _td(code_html(text or ""))
-            )
-        for n in self.unreached:
-            rows.append(
-                _td(f"<code>{html.escape(n)}</code>")
-                + _td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
-                + _td("", "right")
-                + _td("0", "right")
-                + _td("", "right")
-                + _td("")
-            )
-        head = (
-            _th("check")
-            + _th("status")
-            + _th("maxdiff", "right")
-            + _th("tries", "right")
-            + _th("hints", "right")
-            + _th("hint")
-        )
-        body = "".join(_tr(k, row) for k, row in enumerate(rows))
-        return (
-            f"<table style='{_TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
-            f"</thead><tbody>{body}</tbody></table>"
-            f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map()
-        )
-
-    def map(self) -> str:
-        """Notebook 03: the network as SVG, each node coloured by its check
-        (``checks.render.draw``); a missing path drawn as a red edge. "" for other notebooks."""
-        if not (self.notebook or "").startswith("03"):
-            return ""
-        try:
-            from checks.render.draw import Drawing, makemore_graph
-        except ImportError:
-            return ""
-        nodes, edges = makemore_graph()
-        results = {r.name: r for r, _ in self.rows}
-        for node in nodes:
-            r = results.get(node.id)
-            if r is not None:
-                node.state = r.state
-                node.word = "" if r.ok or r.state == "missing" else (r.mistake or "fail")
-                said = (
-                    (r.hint or "") if not r.ok else ("; ".join(n.text for n in r.notes) or "pass")
-                )
-                node.tip = f"{node.tip}\n{r.status}: {said}" if node.tip else f"{r.status}: {said}"
-            elif node.id in self.unreached:
-                node.tip = "not run yet"
-        for r in results.values():
-            for use in r.missing_uses:
-                for edge in edges:
-                    if edge.src == r.name and edge.dst == use:
-                        edge.state = "missing"
-        return Drawing(nodes, edges, title="the network, coloured by your checks")._repr_html_()
-
-
-def _hints(r: Result) -> str:
-    """The rungs of ``r``'s hint ladder shown so far ("2", "3+solution"), "" for none."""
-    from checks.hints import used
-
-    try:
-        shown, revealed = used(r.name)
-    except Exception:  # no ladders installed: nothing to count
-        return ""
-    return f"{shown}{'+solution' if revealed else ''}" if shown or revealed else ""
-
-
-def _mark(r: Result) -> str:
-    return "✓" if r.ok else "✗"
-
-
-def _status(r: Result) -> str:
-    if r.ok:
-        return "pass, " + ", ".join(n.word for n in r.notes) if r.notes else "pass"
-    return r.status
-
-
-def summary(notebook: str | None = None, last: str | None = None) -> Summary:
-    """Show every check run so far in this kernel with its status, and return the table.
-
-    With ``notebook`` (say "01-scalar-autograd"), every check of that notebook counts, up to the
-    one named ``last`` if given: those not run yet are listed as such (their names come from the
-    executed solution's output).
-    """
-    if notebook:
-        names = expected_checks(notebook)
-        expect(*(names[: names.index(last) + 1] if last in names else names))
-    table = Summary(notebook)
-    if _in_notebook():
-        from IPython.display import display
-
-        display(table)
-    else:
-        print(table)
-    return _Quiet(table)
-
-
-class _Quiet(Summary):
-    """The shown summary as a return value that Jupyter does not echo a second time."""
-
-    def __init__(self, table: Summary) -> None:
-        self.rows, self.unreached, self.notebook = table.rows, table.unreached, table.notebook
-
-    def _ipython_display_(self) -> None:
-        pass
-
-
-def execution_count() -> int | None:
-    ip = _ipython()
-    return getattr(ip, "execution_count", None) if ip is not None else None
-
-
-def _ipython():
-    mod = sys.modules.get("IPython")
-    if mod is None:
-        return None
-    try:
-        return mod.get_ipython()
-    except Exception:
-        return None
-
-
-def _in_notebook() -> bool:
-    ip = _ipython()
-    return ip is not None and getattr(ip, "kernel", None) is not None

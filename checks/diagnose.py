@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from checks.render.html import num
 from checks.tolerances import ATOL, RTOL
 from checks.verdict import Note
 
@@ -123,7 +124,7 @@ def fmt_axes(axes: Sequence[int]) -> str:
 
 
 def fmt_num(x: float) -> str:
-    return f"{x:.6g}"
+    return num(x)
 
 
 def close(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float) -> bool:

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import collections
 import difflib
-import html
 import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from checks import session
 from checks.paths import METADATA, class_edition
-from checks.verdict import NOTE, Result, code_html
+from checks.render.html import NOTE, code_html, esc
+from checks.verdict import Result
 
 HINTS = Path(__file__).resolve().parent / "hints"
 RUNG_NAMES = ("the idea", "the local derivative", "a skeleton")
@@ -98,9 +99,7 @@ class Hint:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        head = html.escape(
-            f"{self.name}: " + (f"hint {self._where(', ')}" if self.number else self.title)
-        )
+        head = esc(f"{self.name}: " + (f"hint {self._where(', ')}" if self.number else self.title))
         # inline only: JupyterLab's stylesheet gives a <pre> its code font, no padding, no border
         # and the page's background; say so here, for VS Code and Colab
         pre = (
@@ -110,7 +109,7 @@ class Hint:
         solution = self.number == 0 and self.of > 0
         skeleton = 0 < self.number == self.of and "\n" in self.text
         body = (
-            f"<pre style='{pre}'>{html.escape(self.text)}</pre>"
+            f"<pre style='{pre}'>{esc(self.text)}</pre>"
             if solution or skeleton
             else f"<div style='margin:4px 0'>{code_html(self.text)}</div>"
         )
@@ -142,9 +141,7 @@ def _asked_as(answer: str, like: str) -> str:
 
 
 def _results() -> list[Result]:
-    from checks.compare import results
-
-    return results()
+    return session.results()
 
 
 def _recency() -> dict[str, tuple[int, int]]:
@@ -156,9 +153,7 @@ def _recency() -> dict[str, tuple[int, int]]:
 @cache
 def _expected(notebook: str) -> tuple[str, ...]:
     """The checks a notebook's executed solution shows, in order."""
-    from checks.compare import expected_checks
-
-    return tuple(expected_checks(notebook))
+    return tuple(session.expected_checks(notebook))
 
 
 def _checks_of(notebook: str) -> frozenset[str]:

@@ -32,6 +32,7 @@ import torch
 from checks.compare import close_enough, record
 from checks.numeric import numgrad
 from checks.placeholders import NotWritten
+from checks.render.html import num
 from checks.tolerances import ATOL, RTOL
 from checks.verdict import Result, Worst
 
@@ -219,7 +220,7 @@ def _near(a: float, b: float, scale: float = 0.0) -> bool:
 
 def _fmt(x: float) -> str:
     """A number as the messages write it."""
-    return f"{x:.6g}"
+    return num(x)
 
 
 def _stopped(name: str, why: BaseException, where: str) -> Result:

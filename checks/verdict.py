@@ -5,27 +5,38 @@ note, upstream, fail, not written yet), the mistake word, the hint sentence, the
 and the notes. Nothing edits a message after it is built: every rendering reads the same parts
 (``torch.testing``'s ``ErrorMeta`` is the model). In hints and notes, text between backticks is
 code: HTML shows it as ``<code>``, plain text keeps the backticks.
+
+The colours, the escaping and the numbers come from :mod:`checks.render.html` (re-exported here
+for the code that reads them from this module); :func:`show` prints or publishes one result.
+This module sits just above the render helpers and :mod:`checks.kernel`, below every check: it
+imports none of them (the heatmap under a failing answer is imported when drawn, so that no torch
+is needed to import a Result).
 """
 
 from __future__ import annotations
 
-import html
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# Colours that read on JupyterLab's light and dark themes alike (and in Colab and VS Code: inline
-# styles only, no theme variables, no <style> element, no class that carries a look: the
-# ``workbook-*`` classes are hooks for tests).
-PASS, FAIL, TODO, NOTE = "#1a7f37", "#cf222e", "#8c959f", "#9a6700"
-UPSTREAM = "#0969da"  # a right step on a wrong earlier answer: look elsewhere, not here
-TINT = {
-    PASS: "rgba(26,127,55,0.10)",
-    FAIL: "rgba(207,34,46,0.10)",
-    TODO: "rgba(140,149,159,0.12)",
-    NOTE: "rgba(191,135,0,0.12)",
-    UPSTREAM: "rgba(9,105,218,0.10)",
-}
+from checks import kernel
+from checks.render.html import COLOURS, FAIL, NOTE, PASS, TINT, TODO, UPSTREAM, bold, code_html, esc
+from checks.render.html import num as _num
+
+# the colours and ``code_html`` are read from here too (``from checks.verdict import PASS``)
+__all__ = [
+    "COLOURS",
+    "FAIL",
+    "NOTE",
+    "PASS",
+    "TINT",
+    "TODO",
+    "UPSTREAM",
+    "Note",
+    "Result",
+    "Worst",
+    "code_html",
+    "show",
+]
 
 
 @dataclass(frozen=True)
@@ -167,9 +178,9 @@ class Result:
         """The same lines for Jupyter, with a coloured bar and symbol, and code shown as code."""
         colour = COLOURS[self.state]
         symbol = "✓" if self.ok else "✗"
-        lines = [f"<div>{_b(colour, symbol)} {_esc(self.line())}</div>"]
+        lines = [f"<div>{bold(colour, symbol)} {_esc(self.line())}</div>"]
         for mark, body, indent in self._details():
-            head = _b(colour, _esc(mark)) if mark.strip() else _esc(mark)
+            head = bold(colour, _esc(mark)) if mark.strip() else _esc(mark)
             lines.append(
                 f"<div style='padding-left:{len(indent)}ch;text-indent:-{len(indent)}ch'>"
                 f"{head}{code_html(body)}</div>"
@@ -221,10 +232,8 @@ class Result:
         return out
 
     def _ipython_display_(self) -> None:
-        from checks.compare import execution_count, show
-
         # cmp() already showed this result in the current cell: do not echo it a second time.
-        if self._shown_in is not None and self._shown_in == execution_count():
+        if self._shown_in is not None and self._shown_in == kernel.execution_count():
             return
         show(self)
 
@@ -233,24 +242,15 @@ def _of_worst(res: Result, part: str) -> Any:
     return getattr(res.worst, part) if res.worst is not None else None
 
 
-COLOURS = {"pass": PASS, "note": NOTE, "upstream": UPSTREAM, "missing": TODO, "fail": FAIL}
+def show(res: Result) -> None:
+    """Print the report in a terminal; in Jupyter show it coloured, with the same plain text."""
+    if kernel.in_notebook():
+        from IPython.display import publish_display_data
 
-
-def _num(x: float) -> str:
-    return f"{x:.6g}"
+        publish_display_data({"text/plain": res.report(), "text/html": res.html()})
+    else:
+        print(res.report())
 
 
 def _esc(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
-_TICKS = re.compile(r"`([^`]+)`")
-
-
-def code_html(text: str) -> str:
-    """Escaped text with `code` in backticks shown as <code>."""
-    return _TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", _esc(text))
-
-
-def _b(colour: str, text: str) -> str:
-    return f"<span style='color:{colour};font-weight:bold'>{text}</span>"
+    return esc(text, quote=False)

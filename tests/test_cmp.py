@@ -380,15 +380,15 @@ def test_an_answer_not_written_yet_is_no_try():
 
 
 def test_result_is_not_echoed_twice_in_the_same_cell(monkeypatch, capsys):
-    from checks import compare
+    from checks import kernel
 
-    monkeypatch.setattr(compare, "execution_count", lambda: 7)
+    monkeypatch.setattr(kernel, "execution_count", lambda: 7)
     t = leaf_with_grad((2, 2))
     res = cmp("a", t.grad.clone(), t)
     capsys.readouterr()
     res._ipython_display_()
     assert capsys.readouterr().out == ""
-    monkeypatch.setattr(compare, "execution_count", lambda: 8)
+    monkeypatch.setattr(kernel, "execution_count", lambda: 8)
     res._ipython_display_()
     assert "| approximate: True" in capsys.readouterr().out
 

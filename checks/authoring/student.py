@@ -36,6 +36,7 @@ import nbformat
 
 from checks.parsing import parse
 from checks.paths import INSTALL_SOURCE, METADATA, ROOT
+from checks.session import shown_checks
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
@@ -226,8 +227,6 @@ def student_notebook(
 ) -> nbformat.NotebookNode:
     """The student copy of a solution notebook (``source``: what its install cell installs); its
     metadata lists the checks the executed solution shows (a class edition has no solutions)."""
-    from checks.compare import shown_checks
-
     nb = nbformat.from_dict(solution)
     first = next((c for c in nb.cells if c.cell_type == "code"), None)
     for cell in nb.cells:

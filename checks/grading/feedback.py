@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import collections
 import hashlib
-import html
 import io
 import re
 import sys
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks.grading.scores import Score, ScoresError, Student, class_scores, fmt_points, totals
-from checks.verdict import COLOURS, FAIL, NOTE, PASS, TINT, TODO, code_html
+from checks.render.html import COLOURS, FAIL, NOTE, PASS, TINT, TODO, code_html, esc
 
 FOLDER = "feedback"
 INDEX = "index.html"
@@ -178,10 +177,6 @@ CLASS_COLUMNS = [
 ]
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
 def _hint_html(text: str) -> str:
     """Learner-safe text with `code` as code (``code_html`` escapes the rest)."""
     return code_html(text).replace("<code>", f"<code style='{_CODE}'>")
@@ -208,7 +203,7 @@ def _table(head: list[tuple[str, str, int]], rows: list[str], foot: str = "") ->
     """A table of the columns ``head`` (title, alignment, width in percent: every table of a
     kind lines up), its body ``rows`` (their cells) and ``foot``."""
     cols = "".join(f"<col style='width:{w}%'>" for _, _, w in head)
-    heads = "".join(_th(_e(h), a) for h, a, _ in head)
+    heads = "".join(_th(esc(h), a) for h, a, _ in head)
     body = "".join(_tr(k, r) for k, r in enumerate(rows))
     return (
         f"<table style='{_TABLE}'><colgroup>{cols}</colgroup><thead><tr>{heads}</tr></thead>"
@@ -220,7 +215,7 @@ def _page(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title></head>\n<body style='{_BODY}'>"
+        f"<title>{esc(title)}</title></head>\n<body style='{_BODY}'>"
         f"<div style='max-width:1100px;margin:0 auto'>{body}</div></body></html>\n"
     )
 
@@ -253,10 +248,10 @@ def learner_page(
     who = student.student if student and student.student else submission
     got = sum(s.points for s in mine)
     most = sum(s.max_points for s in mine)
-    parts = [f"<h1 style='font-size:26px;margin:0 0 4px 0'>Feedback for {_e(who)}</h1>"]
-    sub = f"submission <code style='{_CODE}'>{_e(submission)}</code>"
+    parts = [f"<h1 style='font-size:26px;margin:0 0 4px 0'>Feedback for {esc(who)}</h1>"]
+    sub = f"submission <code style='{_CODE}'>{esc(submission)}</code>"
     if student and student.section:
-        sub += f" · section {_e(student.section)}"
+        sub += f" · section {esc(student.section)}"
     parts.append(
         f"<p style='margin:0 0 16px 0;color:{_MUTED}'>{sub} · {len(stats.submissions)} "
         f"submission{'s' if len(stats.submissions) != 1 else ''} in the class</p>"
@@ -270,7 +265,7 @@ def learner_page(
         rows = [s for s in mine if s.notebook == nb]
         p, m = stats.sums.get((submission, nb), (0.0, 0.0))
         parts.append(
-            f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))} "
+            f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{esc(_nb_name(nb))} "
             f"<span class='workbook-notebook-total' "
             f"style='font-weight:normal;color:{_MUTED}'>"
             f"— {fmt_points(p)} / {fmt_points(m)} points</span></h2>"
@@ -278,7 +273,7 @@ def learner_page(
         body = [_learner_row(s, stats) for s in rows]
         foot = (
             f"<tfoot><tr><td colspan='5' style='{_CELL};text-align:right;font-weight:600'>"
-            f"{_e(_nb_name(nb))}</td><td style='{_CELL};font-weight:600;white-space:nowrap'>"
+            f"{esc(_nb_name(nb))}</td><td style='{_CELL};font-weight:600;white-space:nowrap'>"
             f"{fmt_points(p)} / {fmt_points(m)}</td><td style='{_CELL}'></td></tr></tfoot>"
         )
         parts.append(_table(LEARNER_COLUMNS, body, foot))
@@ -293,7 +288,7 @@ def learner_page(
 
 def _learner_row(s: Score, stats: ClassStats) -> str:
     symbol, colour, meaning = _state(s)
-    check = _td(f"<code style='{_CODE}'>{_e(s.check)}</code>", "white-space:nowrap")
+    check = _td(f"<code style='{_CODE}'>{esc(s.check)}</code>", "white-space:nowrap")
     verdict = _td(
         symbol,
         f"color:{colour};background:{TINT.get(colour, 'transparent')};"
@@ -301,7 +296,9 @@ def _learner_row(s: Score, stats: ClassStats) -> str:
         f"workbook-verdict workbook-{meaning.replace(' ', '-')}",
     )
     word = "" if s.passed else s.mistake
-    mistake = _td(f"<b style='color:{colour}'>{_e(word)}</b>" if word else "", "white-space:nowrap")
+    mistake = _td(
+        f"<b style='color:{colour}'>{esc(word)}</b>" if word else "", "white-space:nowrap"
+    )
     said = _hint_html(s.feedback if not s.passed else s.note)
     # a fail's notes (a hard-coded batch size, a dtype, the cell's error), but not a review's,
     # which tells the instructor whether the value matches
@@ -310,7 +307,7 @@ def _learner_row(s: Score, stats: ClassStats) -> str:
         said += f"<div style='margin-top:4px;color:{_MUTED}'>{_hint_html(extra)}</div>"
     hint = _td(said, cls="workbook-hint")
     if s.overridden:
-        comment = f": {_e(s.comment)}" if s.comment else ""
+        comment = f": {esc(s.comment)}" if s.comment else ""
         over = f"<b>{fmt_points(s.points)} / {fmt_points(s.max_points)}</b>{comment}"
     else:
         over = ""
@@ -436,7 +433,7 @@ def class_page(stats: ClassStats) -> str:
         mean, most, graded = stats.mean(nb)
         share = mean / most if most else 0.0
         means.append(
-            _td(_e(_nb_name(nb)))
+            _td(esc(_nb_name(nb)))
             + _td(str(graded))
             + _td(f"{fmt_points(mean)} / {fmt_points(most)}", cls="workbook-mean")
             + _td(_pct(share))
@@ -458,9 +455,9 @@ def class_page(stats: ClassStats) -> str:
     for nb in stats.notebooks:
         rows = []
         for c in stats.of(nb):
-            words = ", ".join(f"<b>{_e(w)}</b> ×{k}" for w, k in c.common())
+            words = ", ".join(f"<b>{esc(w)}</b> ×{k}" for w, k in c.common())
             rows.append(
-                _td(f"<code style='{_CODE}'>{_e(c.check)}</code>", "white-space:nowrap")
+                _td(f"<code style='{_CODE}'>{esc(c.check)}</code>", "white-space:nowrap")
                 + _td(f"{c.passed} / {c.graded}", "white-space:nowrap", "workbook-passed")
                 + _td(
                     _pct(c.rate),
@@ -470,7 +467,7 @@ def class_page(stats: ClassStats) -> str:
                 + _td(words, cls="workbook-mistakes")
                 + _td(_hinted(c), cls="workbook-hints")
             )
-        parts.append(f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{_e(_nb_name(nb))}</h2>")
+        parts.append(f"<h2 style='font-size:20px;margin:24px 0 8px 0'>{esc(_nb_name(nb))}</h2>")
         parts.append(_table(CLASS_COLUMNS, rows))
     parts.append(_review_table(stats))
     parts.append(
@@ -499,9 +496,9 @@ def _review_table(stats: ClassStats) -> str:
     rows = []
     for s in stats.reviews:
         rows.append(
-            _td(_e(s.submission), cls="workbook-review-learner")
-            + _td(_e(_nb_name(s.notebook)))
-            + _td(f"<code style='{_CODE}'>{_e(s.check)}</code>", "white-space:nowrap")
+            _td(esc(s.submission), cls="workbook-review-learner")
+            + _td(esc(_nb_name(s.notebook)))
+            + _td(f"<code style='{_CODE}'>{esc(s.check)}</code>", "white-space:nowrap")
             + _td(_hint_html(s.feedback), cls="workbook-hint")
             + _td(fmt_points(s.points) if s.overridden else "", cls="workbook-override")
         )

@@ -12,11 +12,12 @@ the learner's gradient left out.
 
 from __future__ import annotations
 
-import html
 import uuid
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+
+from checks.render.html import esc
 
 __all__ = ["Drawing", "Edge", "Node", "layout", "makemore_graph", "svg", "value_graph"]
 
@@ -394,11 +395,6 @@ def layout(nodes: Sequence[Node], edges: Sequence[Edge]) -> dict[str, tuple[floa
     return {n.id: lay.pos[n.id] for n in nodes}
 
 
-def _esc(text: str) -> str:
-    """``text`` safe in an SVG element or attribute."""
-    return html.escape(text, quote=True)
-
-
 def _f(v: float) -> str:
     """A coordinate: one decimal at most, no trailing zeros."""
     return f"{v:.1f}".rstrip("0").rstrip(".")
@@ -474,13 +470,13 @@ def _text(node: Node, x: float, y: float, h: float) -> list[str]:
     if node.kind == "op":
         out = [
             f'<text x="{_f(x)}" y="{_f(y - h / 2 + _OP_R + 4.5)}" text-anchor="middle" '
-            f'font-size="13" fill="{colour}">{_esc(node.label)}</text>'
+            f'font-size="13" fill="{colour}">{esc(node.label)}</text>'
         ]
         if node.word:
             out.append(
                 f'<text x="{_f(x)}" y="{_f(y + h / 2 - 1)}" text-anchor="middle" '
                 f'font-size="{_SMALL}" font-weight="700" fill="{_RED}">'
-                f"{_esc(node.word)}</text>"
+                f"{esc(node.word)}</text>"
             )
         return out
     lines = _lines(node)
@@ -495,7 +491,7 @@ def _text(node: Node, x: float, y: float, h: float) -> list[str]:
         }[role]
         out.append(
             f'<text x="{_f(x)}" y="{_f(first + k * _LINE)}" text-anchor="middle" {style}>'
-            f"{_esc(text)}</text>"
+            f"{esc(text)}</text>"
         )
     return out
 
@@ -551,8 +547,8 @@ def _head(uid: str, title: str, total_w: float, total_h: float, width: int | Non
             if width
             else f'width="{_f(total_w)}" height="{_f(total_h)}" '
         )
-        + f'font-family="{_esc(_FONT)}" role="img">',
-        f"<title>{_esc(title or 'network map')}</title>",
+        + f'font-family="{esc(_FONT)}" role="img">',
+        f"<title>{esc(title or 'network map')}</title>",
         "<defs>",
     ]
     for name, colour, size in (("a", _EDGE, 8), ("m", _RED, 10)):
@@ -566,7 +562,7 @@ def _head(uid: str, title: str, total_w: float, total_h: float, width: int | Non
     if title:
         parts.append(
             f'<text x="{_MARGIN}" y="{_MARGIN + 14}" font-size="14" font-weight="600" '
-            f'fill="#24292f">{_esc(title)}</text>'
+            f'fill="#24292f">{esc(title)}</text>'
         )
     return parts
 
@@ -647,7 +643,7 @@ def _edge_svg(src: Node, dst: Node, st: str, points: list[tuple[float, float]], 
         paint = f'stroke="{_EDGE}" stroke-width="1.3" marker-end="url(#{uid}-a)"'
     return (
         f'<path class="edge{" missing" if st else ""}" d="{_curve(points)}" {paint}>'
-        f"<title>{_esc(tip)}</title></path>"
+        f"<title>{esc(tip)}</title></path>"
     )
 
 
@@ -656,8 +652,8 @@ def _node_svg(n: Node, box: _Box) -> list[str]:
     x, y, w, h = box
     tip = n.tip or " / ".join(t for t in (n.label, n.detail, n.word) if t)
     return [
-        f'<g class="node {n.kind} state-{n.state or "none"}" data-id="{_esc(n.id)}">'
-        f"<title>{_esc(tip)}</title>",
+        f'<g class="node {n.kind} state-{n.state or "none"}" data-id="{esc(n.id)}">'
+        f"<title>{esc(tip)}</title>",
         *_shape(n, x, y, w, h),
         *_text(n, x, y, h),
         "</g>",
@@ -690,7 +686,7 @@ def _legend_svg(entries: list[tuple[str, str]], ly: float, total_w: float, uid: 
             parts += _shape(sample, x + 13, ly, 26, 16)
         parts.append(
             f'<text x="{_f(x + 32)}" y="{_f(ly + 4)}" font-size="{_SMALL}" '
-            f'fill="#24292f">{_esc(label)}</text>'
+            f'fill="#24292f">{esc(label)}</text>'
         )
         x += 34 + _text_width(label, _SMALL) + 14
     parts.append("</g>")

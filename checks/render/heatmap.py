@@ -30,13 +30,13 @@ Decisions:
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from checks.render.html import esc, num
 from checks.tolerances import RTOL
 
 RED = (178, 24, 43)  # ColorBrewer RdBu ends
@@ -78,7 +78,7 @@ def diff_html(yours: torch.Tensor, expected: torch.Tensor, *, name: str | None =
         return ""
 
     def line(parts: tuple[str, ...], sep: str) -> str:  # break lines between parts only
-        return sep.join(f"<span style='white-space:nowrap'>{_esc(p)}</span>" for p in parts)
+        return sep.join(f"<span style='white-space:nowrap'>{esc(p)}</span>" for p in parts)
 
     return (
         "<div class='workbook-heatmap' style='margin:4px 0 2px 4ch;font:11px monospace;"
@@ -235,9 +235,9 @@ def _svg(d: _Diff, g: _Grid, caption: str) -> str:
     svg_h = legend_y + 20
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{svg_w}' height='{svg_h}' "
-        f"viewBox='0 0 {svg_w} {svg_h}' role='img' aria-label='{_esc(caption)}' "
+        f"viewBox='0 0 {svg_w} {svg_h}' role='img' aria-label='{esc(caption)}' "
         "style='display:block;max-width:100%;height:auto;font:9px monospace;overflow:visible'>",
-        f"<title>{_esc(caption)}</title>",
+        f"<title>{esc(caption)}</title>",
         f"<rect x='{x0 - 0.5}' y='{y0 - 0.5}' width='{width + 1}' height='{height + 1}' "
         f"fill='{WHITE}' stroke='{OUTLINE}'/>",
     ]
@@ -285,7 +285,7 @@ def _worst(cells: set[int], score: torch.Tensor, b: int) -> dict[int, str]:
 def _row(d: _Diff, g: _Grid, i: int, x0: int, y0: int) -> list[str]:
     """Drawn row ``i``: a group with its tooltip, its cells (each with a tooltip when small)."""
     out = [
-        f"<g transform='translate({x0},{y0 + i * g.side})'><title>{_esc(_row_tip(d, g, i))}</title>"
+        f"<g transform='translate({x0},{y0 + i * g.side})'><title>{esc(_row_tip(d, g, i))}</title>"
     ]
     fills = [_colour(g, i, j, d.top) for j in range(g.nc)]
     if g.small:
@@ -296,7 +296,7 @@ def _row(d: _Diff, g: _Grid, i: int, x0: int, y0: int) -> list[str]:
             )
             out.append(
                 f"<rect x='{j * g.side}' width='{g.side}' height='{g.side}' fill='{fill}' "
-                f"stroke='{GRID}' stroke-width='0.5'><title>{_esc(tip)}</title></rect>"
+                f"stroke='{GRID}' stroke-width='0.5'><title>{esc(tip)}</title></rect>"
             )
     else:
         out.extend(_runs(fills, g.side))
@@ -457,14 +457,9 @@ def _ticks(
 
 def _text(x: float, y: float, text: str, anchor: str) -> str:
     """A label at (x, y) in the text's colour."""
-    return f"<text x='{x}' y='{y}' text-anchor='{anchor}' fill='currentColor'>{_esc(text)}</text>"
+    return f"<text x='{x}' y='{y}' text-anchor='{anchor}' fill='currentColor'>{esc(text)}</text>"
 
 
 def _num(x: float) -> str:
     """A number with three significant digits."""
-    return f"{x:.3g}"
-
-
-def _esc(text: str) -> str:
-    """``text`` safe in an SVG element or attribute."""
-    return html.escape(text, quote=True)
+    return num(x, 3)

@@ -1,0 +1,193 @@
+"""The summary of a kernel's checks: ``summary()`` and its table, :class:`Summary`, as plain
+text and as HTML, with the hint rungs each check used and, for notebook 03, the network map.
+
+It reads what :mod:`checks.session` remembers and :mod:`checks.hints` counts, and draws with
+:mod:`checks.render`; it sits above them and below :mod:`checks.compare`, which re-exports its
+names (``checks.summary``, ``checks.compare.Summary``).
+"""
+
+from __future__ import annotations
+
+from checks import hints, kernel, session
+from checks.render.draw import Drawing, makemore_graph
+from checks.render.html import COLOURS, TODO, code_html, esc
+from checks.verdict import Result
+
+__all__ = ["Summary", "summary"]
+
+# The summary table's look, all inline. JupyterLab's stylesheet styles a bare table in an output
+# (cells right-aligned, a rule under the head, bold headers, striped rows); VS Code and Colab do
+# not, so every cell says its alignment, padding and border, and every row its background. Greys
+# with alpha read on light and dark themes alike.
+_RULE = "rgba(128,128,128,0.55)"  # under the head
+_STRIPE = "rgba(128,128,128,0.10)"  # every second row, as JupyterLab stripes them
+_TABLE = "border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;text-align:left"
+_CELL = "padding:0.5em;border:none;line-height:normal"
+
+
+def _th(text: str, align: str = "left") -> str:
+    return (
+        f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{_CELL};"
+        f"border-bottom:1px solid {_RULE}'>{text}</th>"
+    )
+
+
+def _td(content: str, align: str = "left", style: str = "") -> str:
+    return f"<td style='text-align:{align};vertical-align:middle;{_CELL}{style}'>{content}</td>"
+
+
+def _tr(k: int, cells: str) -> str:
+    """Row ``k`` (from 0) of the body: the first, third... plain, the others striped."""
+    return f"<tr style='background:{_STRIPE if k % 2 else 'transparent'}'>{cells}</tr>"
+
+
+class Summary:
+    """Every check so far, and those declared with ``expect()`` but not run yet."""
+
+    def __init__(self, notebook: str | None = None) -> None:
+        self.rows = session.tried()
+        ran = {r.name for r, _ in self.rows}
+        self.unreached = [n for n in session.declared() if n not in ran]
+        self.notebook = notebook
+
+    @property
+    def passed(self) -> int:
+        return sum(r.ok for r, _ in self.rows)
+
+    @property
+    def count(self) -> int:
+        return len(self.rows) + len(self.unreached)
+
+    def _tail(self) -> str:
+        later = f" ({len(self.unreached)} not run yet)" if self.unreached else ""
+        return f"{self.passed} / {self.count} checks pass{later}"
+
+    def __str__(self) -> str:
+        head = f"{'check':16s} {'status':14s} {'maxdiff':>10s} {'tries':>5s} {'hints':>5s}"
+        lines = [head, "-" * len(head)]
+        for r, tries in self.rows:
+            md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
+            lines.append(
+                f"{r.name:16s} {_mark(r) + ' ' + _status(r):14s} "
+                f"{md:>10s} {tries:>5d} {_hints(r):>5s}"
+            )
+        lines += [f"{n:16s} {'· not run yet':14s}" for n in self.unreached]
+        lines.append(self._tail())
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for r, tries in self.rows:
+            colour = COLOURS[r.state]
+            md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
+            text = r.hint if not r.ok else "; ".join(f"{n.word}: {n.text}" for n in r.notes)
+            rows.append(
+                _td(f"<code>{esc(r.name)}</code>")
+                + _td(
+                    f"{_mark(r)} {esc(_status(r))}",
+                    style=f";white-space:nowrap;color:{colour};font-weight:bold",
+                )
+                + _td(md, "right")
+                + _td(str(tries), "right")
+                + _td(_hints(r), "right")
+                + _td(code_html(text or ""))
+            )
+        for n in self.unreached:
+            rows.append(
+                _td(f"<code>{esc(n)}</code>")
+                + _td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
+                + _td("", "right")
+                + _td("0", "right")
+                + _td("", "right")
+                + _td("")
+            )
+        head = (
+            _th("check")
+            + _th("status")
+            + _th("maxdiff", "right")
+            + _th("tries", "right")
+            + _th("hints", "right")
+            + _th("hint")
+        )
+        body = "".join(_tr(k, row) for k, row in enumerate(rows))
+        return (
+            f"<table style='{_TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
+            f"</thead><tbody>{body}</tbody></table>"
+            f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map()
+        )
+
+    def map(self) -> str:
+        """Notebook 03: the network as SVG, each node coloured by its check
+        (``checks.render.draw``); a missing path drawn as a red edge. "" for other notebooks."""
+        if not (self.notebook or "").startswith("03"):
+            return ""
+        nodes, edges = makemore_graph()
+        results = {r.name: r for r, _ in self.rows}
+        for node in nodes:
+            r = results.get(node.id)
+            if r is not None:
+                node.state = r.state
+                node.word = "" if r.ok or r.state == "missing" else (r.mistake or "fail")
+                said = (
+                    (r.hint or "") if not r.ok else ("; ".join(n.text for n in r.notes) or "pass")
+                )
+                node.tip = f"{node.tip}\n{r.status}: {said}" if node.tip else f"{r.status}: {said}"
+            elif node.id in self.unreached:
+                node.tip = "not run yet"
+        for r in results.values():
+            for use in r.missing_uses:
+                for edge in edges:
+                    if edge.src == r.name and edge.dst == use:
+                        edge.state = "missing"
+        return Drawing(nodes, edges, title="the network, coloured by your checks")._repr_html_()
+
+
+def _hints(r: Result) -> str:
+    """The rungs of ``r``'s hint ladder shown so far ("2", "3+solution"), "" for none."""
+    try:
+        shown, revealed = hints.used(r.name)
+    except Exception:  # no ladders installed: nothing to count
+        return ""
+    return f"{shown}{'+solution' if revealed else ''}" if shown or revealed else ""
+
+
+def _mark(r: Result) -> str:
+    return "✓" if r.ok else "✗"
+
+
+def _status(r: Result) -> str:
+    if r.ok:
+        return "pass, " + ", ".join(n.word for n in r.notes) if r.notes else "pass"
+    return r.status
+
+
+def summary(notebook: str | None = None, last: str | None = None) -> Summary:
+    """Show every check run so far in this kernel with its status, and return the table.
+
+    With ``notebook`` (say "01-scalar-autograd"), every check of that notebook counts, up to the
+    one named ``last`` if given: those not run yet are listed as such (their names come from the
+    executed solution's output).
+    """
+    if notebook:
+        names = session.expected_checks(notebook)
+        session.expect(*(names[: names.index(last) + 1] if last in names else names))
+    table = Summary(notebook)
+    if kernel.in_notebook():
+        from IPython.display import display
+
+        display(table)
+    else:
+        print(table)
+    return _Quiet(table)
+
+
+class _Quiet(Summary):
+    """The shown summary as a return value that Jupyter does not echo a second time."""
+
+    def __init__(self, table: Summary) -> None:
+        self.rows, self.unreached, self.notebook = table.rows, table.unreached, table.notebook
+
+    def _ipython_display_(self) -> None:
+        pass

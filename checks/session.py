@@ -1,0 +1,135 @@
+"""What this kernel remembers of its checks: every result (for ``summary()`` and ``hint()``), the
+answers checked so far (for a later check's ``upstream`` replay), and the checks a notebook is
+expected to run.
+
+The state lives here, below the checks that write it (:mod:`checks.compare`,
+:mod:`checks.numeric`, :mod:`checks.values`) and the modules that read it back
+(:mod:`checks.hints`, :mod:`checks.overview`), so that none of them imports another to find it.
+:func:`reset` forgets it all. No torch at import: the hints and the grader's runner read this too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import weakref
+from pathlib import Path
+from typing import Any
+
+from checks import kernel
+from checks.paths import METADATA, ROOT
+from checks.verdict import Result, show
+
+_RESULTS: dict[str, tuple[Result, int]] = {}  # name -> (latest result, tries), first-run order
+_EXPECTED: list[str] = []
+
+# The answers checked so far, by the tensor they were checked against and the check's name: (that
+# tensor, the answer's name, a copy of the answer, whether it passed, the first wrong answers behind
+# it). A later check uses them to tell a wrong step from a right step on a wrong upstream answer.
+_ANSWERS: dict[tuple[int, str], tuple[weakref.ref, str, Any, bool, tuple[str, ...]]] = {}
+
+
+def record(res: Result, quiet: bool = False) -> Result:
+    """Remember ``res`` for ``summary()`` and print it unless ``quiet``."""
+    _, tries = _RESULTS.get(res.name, (None, 0))
+    # keeps its first-run place; an answer not written yet (Run All over the `...`) is no try
+    _RESULTS[res.name] = (res, tries + (res.mistake != "missing"))
+    if not quiet:
+        show(res)
+        res._shown_in = kernel.execution_count()
+    return res
+
+
+def results() -> list[Result]:
+    """The latest result of every check run in this kernel, in first-run order."""
+    return [r for r, _ in _RESULTS.values()]
+
+
+def tried() -> list[tuple[Result, int]]:
+    """The latest result of every check run in this kernel and how many tries it took, in
+    first-run order."""
+    return list(_RESULTS.values())
+
+
+def reset() -> None:
+    """Forget all results and remembered answers (a fresh start for ``summary()``)."""
+    _RESULTS.clear()
+    _ANSWERS.clear()
+    _EXPECTED.clear()
+
+
+# ---------------------------------------------------------------- the answers checked so far
+
+
+def remember(t: Any, name: str, label: str, value: Any, ok: bool, roots: tuple[str, ...]) -> None:
+    """Keep the answer ``label`` (``value``, a copy) checked against the tensor ``t`` by the check
+    ``name``; a check run again moves to the end: its latest answer."""
+    key = (id(t), name)
+    _ANSWERS.pop(key, None)
+    _ANSWERS[key] = (weakref.ref(t), label, value, ok, roots)
+
+
+def remembered() -> list[tuple[Any, str, Any, bool, tuple[str, ...]]]:
+    """(tensor, answer's name, its copy, passed, the first wrong answers behind it) of each answer
+    whose tensor is still alive, in the order checked."""
+    out = []
+    for ref, label, value, ok, roots in list(_ANSWERS.values()):
+        t = ref()
+        if t is not None:
+            out.append((t, label, value, ok, roots))
+    return out
+
+
+def answer_names() -> set[str]:
+    """The names of every answer checked so far (``dcounts``, ...)."""
+    return {a[1] for a in _ANSWERS.values()}
+
+
+# ---------------------------------------------------------------- the checks a notebook expects
+
+
+def expect(*names: str) -> None:
+    """Declare every check of a notebook, so that ``summary()`` counts those not run yet."""
+    for name in names:
+        if name not in _EXPECTED:
+            _EXPECTED.append(name)
+
+
+def declared() -> list[str]:
+    """The checks declared with :func:`expect`, in order."""
+    return list(_EXPECTED)
+
+
+# the lecture's line, as the executed solutions show it: the check's name comes first
+_LINE = re.compile(r"^(.+?)\s*\| exact: (?:True |False) \| approximate: (?:True |False) \|", re.M)
+
+
+def shown_checks(cells: list) -> list[str]:
+    """The names of the checks that executed cells show, in order, each once."""
+    names: list[str] = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            text = out.get("data", {}).get("text/plain", out.get("text", ""))
+            for name in _LINE.findall("".join(text) if isinstance(text, list) else text):
+                if name not in names:
+                    names.append(name)
+    return names
+
+
+def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
+    """The names of every check of a notebook, in order: listed in its student copy's metadata
+    (``python -m checks.student`` writes them there from the executed solution), else read off
+    the executed solution (a class edition carries no solutions)."""
+    base = root or ROOT
+    try:
+        listed = json.loads((base / "notebooks" / f"{notebook}.ipynb").read_text())["metadata"]
+        names = listed[METADATA]["checks"]
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            return list(names)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        cells = json.loads((base / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return shown_checks(cells)
