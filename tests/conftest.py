@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,11 +18,13 @@ from checks.paths import SOLUTIONS
 
 @dataclass
 class Graded:
-    """One grading run: its out folder, every row of grades.csv, and what the grader printed."""
+    """One grading run: its out folder, every row of grades.csv, what the grader printed, and the
+    folder of its reference values."""
 
     out: Path
     rows: list[dict]
     log: list[str]
+    cache: Path
 
     def of(self, submission: str) -> dict[str, dict]:
         """``submission``'s rows by check."""
@@ -29,10 +32,20 @@ class Graded:
 
 
 @pytest.fixture(scope="session")
-def grade_class(tmp_path_factory) -> Callable[..., Graded]:
+def reference_cache(tmp_path_factory) -> Path:
+    """One folder of reference values and calibrations for the whole session, every xdist worker
+    included: a solution is run once per settings, whichever test file needs it first (the grader
+    makes the others wait for it, ``checks.grading.grader.one_at_a_time``)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "reference"
+
+
+@pytest.fixture(scope="session")
+def grade_class(tmp_path_factory, reference_cache) -> Callable[..., Graded]:
     """``grade_class(learners, settings, notebook=NAME, **options)`` grades a class into a fresh out
-    folder. ``learners`` is either submission paths, or {who: notebook} written as ``who/NAME``
-    and graded against that exercise's solution alone; ``options`` go to ``checks.grade.grade``."""
+    folder, its reference values shared by the session (unless ``cache=`` says otherwise).
+    ``learners`` is either submission paths, or {who: notebook} written as ``who/NAME`` and graded
+    against that exercise's solution alone; ``options`` go to ``checks.grade.grade``."""
 
     def graded(
         learners: list[Path] | dict[str, nbformat.NotebookNode],
@@ -51,8 +64,8 @@ def grade_class(tmp_path_factory) -> Callable[..., Graded]:
                 shutil.copy(SOLUTIONS / notebook, options["solutions"] / notebook)
         log: list[str] = []
         out = tmp_path_factory.mktemp("grades")
-        return Graded(
-            out, grade(list(learners), out, settings, progress=log.append, **options), log
-        )
+        options.setdefault("cache", reference_cache)
+        rows = grade(list(learners), out, settings, progress=log.append, **options)
+        return Graded(out, rows, log, options["cache"])
 
     return graded

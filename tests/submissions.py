@@ -8,11 +8,17 @@ import re
 import nbformat
 
 from checks.authoring.student import ROOT
+from checks.grading.settings import Settings
 from tests.lecture_answers import LECTURE
 from tests.notebooks import ANSWERS, STUB, fill
 
 STUDENT = ROOT / "notebooks" / "03-makemore-backprop.ipynb"
 NAME = STUDENT.name
+# the settings of the class fixtures (tests.conftest.grade_class) that grade notebooks 01-03, one
+# for all, so that they share one reference run and one calibration per solution. cell_timeout:
+# room for the solutions' slowest cell (notebook 01's training) with another test on each CPU
+# (pytest -n auto); an infinite loop costs one job slot that long
+CLASS = Settings(steps=20, cell_timeout=45, notebook_timeout=300, jobs=2)
 
 
 def filled(**override) -> nbformat.NotebookNode:

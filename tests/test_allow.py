@@ -340,27 +340,25 @@ def test_the_readme_section_is_the_allowlist():
 
 
 @pytest.mark.slow
-def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path):
+def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path, reference_cache):
     """Graded through ``checks.grade`` as it stands: the run-time watch alone must hold every
     route of ``tests.attacks.ROUTES`` (the source check of the grader does not know them), and no
-    row of the solutions of all five notebooks, or of the lecture's answers, is held."""
+    row of the solution (graded first, ``Grader.calibrate``) or of the lecture's answers is held."""
 
     import nbformat
 
     from checks.grading.grader import grade
-    from checks.grading.settings import Settings
     from tests import attacks
-    from tests.submissions import filled, student_copy, substitute
+    from tests.submissions import CLASS, filled, student_copy, substitute
 
-    # (the five solutions are graded as submissions before any learner: ``Grader.calibrate``)
     subs = {n: tmp_path / "subs" / n for n in ("att-routes", "honest-lecture")}
     for folder in subs.values():
         folder.mkdir(parents=True)
     name = "03-makemore-backprop.ipynb"
     nbformat.write(attacks.with_routes(filled()), subs["att-routes"] / name)
     nbformat.write(substitute(student_copy(), LECTURE), subs["honest-lecture"] / name)
-    settings = Settings(seed=424242, batch=20, steps=20, cell_timeout=60, notebook_timeout=600)
-    rows = grade(list(subs.values()), tmp_path / "out", settings, progress=lambda *a: None)
+    out = tmp_path / "out"
+    rows = grade(list(subs.values()), out, CLASS, progress=lambda *a: None, cache=reference_cache)
     by = {(r["submission"], r["check"]): r for r in rows}
     for answer in attacks.ROUTES:
         row = by[("att-routes", f"ex1/{answer}")]

@@ -37,7 +37,8 @@ def wheel(tmp_path_factory) -> Path:
 def installed(wheel, tmp_path_factory) -> Path:
     """The class wheel installed into a folder of its own (no dependencies: this Python's)."""
     target = tmp_path_factory.mktemp("site")
-    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-compile", "--no-deps"]
+    pip += ["--target", str(target)]
     subprocess.run([*pip, str(wheel)], check=True, capture_output=True)
     return target
 

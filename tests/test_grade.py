@@ -11,17 +11,14 @@ import torch
 
 from checks.authoring.student import ROOT
 from checks.grading.cli import main
-from checks.grading.grader import grade
+from checks.grading.grader import Grader, grade
 from checks.grading.sandbox import bwrap
 from checks.grading.settings import Settings
 from tests import answers01 as t1
 from tests import answers02 as t2
 from tests.notebooks import ANSWERS, fill
+from tests.submissions import CLASS as SETTINGS
 from tests.submissions import NAME, STUDENT, cell_with, filled, prepend
-
-# cell_timeout: room for the solutions' slowest cell (notebook 01's training) with another test
-# on each CPU (pytest -n auto); the infinite loop costs one job slot that long
-SETTINGS = Settings(steps=20, cell_timeout=45, notebook_timeout=300, jobs=2)
 
 
 def hard_coded_dlogprobs() -> str:
@@ -271,13 +268,13 @@ def test_no_submission_affects_another(graded):
     assert {r["submission"] for r in rows} == set(graded[0])
 
 
-def test_rerun_resumes_and_gives_the_same_file(graded, tmp_path):
+def test_rerun_resumes_and_gives_the_same_file(graded, reference_cache):
     subs, out, rows, _ = graded
     before = (out / "grades.csv").read_bytes()
     done = sorted((out / ".done").glob("*.json"))
     done[0].unlink()  # as if interrupted before the last submission was recorded
     log = []
-    again = grade(list(subs.values()), out, SETTINGS, progress=log.append)
+    again = grade(list(subs.values()), out, SETTINGS, progress=log.append, cache=reference_cache)
     assert any(f"resuming: {len(subs) - 1} of {len(subs)}" in line for line in log)
     assert (out / "grades.csv").read_bytes() == before
     assert len(again) == len(rows)
@@ -398,17 +395,19 @@ def test_two_copies_of_one_exercise_grade_the_one_named_like_it(graded):
     )
 
 
-def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, tmp_path):
+def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, reference_cache, tmp_path):
     import shutil
     import signal
     import subprocess
     import sys
     import time
 
-    subs, out, *_ = graded
+    subs, *_ = graded
     mine = tmp_path / "out"
-    # the same settings: the reference is cached
-    shutil.copytree(out / ".reference", mine / ".reference")
+    # the same seed, batch and steps: the reference is cached
+    (mine / ".reference").mkdir(parents=True)
+    for kept in reference_cache.glob("*.pt"):
+        shutil.copy(kept, mine / ".reference")
     cmd = [
         sys.executable,
         "-m",
@@ -545,7 +544,7 @@ def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
     ]
 
 
-def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded):
+def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded, reference_cache):
     """Exercise 2's fused dlogits and exercise 3's fused dhprebn are exercise 1's quantities: the
     grader hands in only what the instructor's cell reads, none of exercise 1's answers, so a
     right fused answer after a slip in exercise 1 is earned and passes, not held for review."""
@@ -557,7 +556,7 @@ def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded):
     assert set(failing(rows, "nina-slips-then-fuses")) == {"ex1/dlogits", "ex1/dhprebn"}
     assert mine["ex2/dlogits"]["mistake"] == mine["ex3/dhprebn"]["mistake"] == ""
     ex = load_exercise(ROOT / "solutions" / NAME)
-    (ref,) = [torch.load(p, weights_only=True) for p in (out / ".reference").glob("03-*.pt")]
+    ref = torch.load(Grader(out, SETTINGS, cache=reference_cache).cache_of(ex), weights_only=True)
     given = {  # check -> the names its hand-in cell gives (restore's third argument)
         a.checks[0]: set(ast.literal_eval(ast.parse(cell).body[0].value.args[2]))
         for a, cell in zip(ex.answers, hand_ins(ex, ref), strict=True)

@@ -374,14 +374,13 @@ def test_going_back_after_later_sections():
 def graded(grade_class):
     """Three learners' notebook 01 graded in one run: right, `=` for `+=` in the product, and a
     pre-order."""
-    from checks.grading.settings import Settings
+    from tests.submissions import CLASS
 
     bodies = {"right": BODIES, "equals": EQUALS, "pre-order": PRE_ORDER}
     learners = {
         who: fill_value_class(fill(read("notebooks"), ANSWERS), b) for who, b in bodies.items()
     }
-    settings = Settings(steps=20, cell_timeout=60, notebook_timeout=300, jobs=2)
-    run = grade_class(learners, settings, NAME)
+    run = grade_class(learners, CLASS, NAME)
     return {who: run.of(who) for who in learners}
 
 

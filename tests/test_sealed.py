@@ -265,8 +265,11 @@ def split_and_chatty(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def fingerprint(out: Path) -> dict[str, str]:
     """sha256 of every file the learners must not change (compiled bytecode aside)."""
     files = [p for d in WATCHED for p in (ROOT / d).rglob("*") if "__pycache__" not in p.parts]
-    # (``*.calibrated``: the solutions' graded runs, written by the grader before any learner)
-    files += [p for p in (out / ".reference").rglob("*") if p.suffix != ".calibrated"]
+    # (``*.calibrated``: the solutions' graded runs, written by the grader before any learner;
+    # ``*.lock``: empty, one grader at a time making them)
+    files += [
+        p for p in (out / ".reference").rglob("*") if p.suffix not in (".calibrated", ".lock")
+    ]
     return {
         str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files) if p.is_file()
     }

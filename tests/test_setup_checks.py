@@ -19,26 +19,27 @@ from checks.grading import grader, sandbox, settings
 from checks.grading.cli import main
 from checks.paths import SOLUTIONS
 
-NB01 = "01-scalar-autograd.ipynb"
+# notebook 02: the quickest solution to run (a set-up check runs it several times)
+NB = "02-tensor-backprop.ipynb"
 RUN = ["--seed", "11", "--batch", "20", "--steps", "20", "--cell-timeout", "60", "--jobs", "1"]
 OFFLINE = 'words = open("data/names.txt").read().splitlines()  # the data set, offline: missing'
 
 
 def solutions_with(folder: Path, extra: str | None = None) -> Path:
-    """A solutions folder holding notebook 01, with ``extra`` as an instructor's cell after the
+    """A solutions folder holding notebook 02, with ``extra`` as an instructor's cell after the
     imports (a set-up step that can break)."""
     folder.mkdir(parents=True, exist_ok=True)
-    nb = nbformat.read(SOLUTIONS / NB01, as_version=4)
+    nb = nbformat.read(SOLUTIONS / NB, as_version=4)
     if extra is not None:
         nb.cells.insert(3, nbformat.v4.new_code_cell(extra))
-    nbformat.write(nb, folder / NB01)
+    nbformat.write(nb, folder / NB)
     return folder
 
 
 def learner(tmp: Path) -> Path:
     sub = tmp / "submissions" / "ada"
     sub.mkdir(parents=True)
-    shutil.copy(SOLUTIONS / NB01, sub / NB01)
+    shutil.copy(SOLUTIONS / NB, sub / NB)
     return sub
 
 
@@ -56,19 +57,19 @@ def test_a_reference_run_that_records_nothing_stops_loudly_and_caches_nothing(tm
     assert main([str(sub), "--out", str(out), "--solutions", str(fixed), *RUN]) == 0
     log = capsys.readouterr().out
     assert "from the cache" not in log and "resuming" not in log
-    assert "grading the solution 01-scalar-autograd.ipynb as a submission" in log
+    assert "grading the solution 02-tensor-backprop.ipynb as a submission" in log
     # the instructor changes the solution: the class is graded again, not resumed
     solutions_with(fixed, "# the instructor fixed a step of the solution\nscale = 1.0")
     assert main([str(sub), "--out", str(out), "--solutions", str(fixed), *RUN]) == 0
     log = capsys.readouterr().out
-    assert "resuming" not in log and "reference run of 01" in log, log
+    assert "resuming" not in log and "reference run of 02" in log, log
 
 
 def test_self_check_on_a_broken_set_up_stops_the_same_way(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     sub = learner(tmp_path)
     broken = solutions_with(tmp_path / "broken", OFFLINE)
-    assert main(["--self", str(sub / NB01), "--solutions", str(broken), *RUN]) == 3
+    assert main(["--self", str(sub / NB), "--solutions", str(broken), *RUN]) == 3
     assert "FileNotFoundError" in capsys.readouterr().err
     assert not list((tmp_path / "cache").rglob("*.pt"))
 
@@ -85,7 +86,7 @@ def test_a_sandbox_that_cannot_import_checks_stops_before_grading(tmp_path, caps
     args = [str(sub), "--out", str(out), "--solutions", str(sols), "--sandbox", "bwrap", *RUN]
     assert main(args) == 3
     err = capsys.readouterr().err
-    assert "graded as a learner's notebook is, scores 0 / 27" in err, err
+    assert "graded as a learner's notebook is, scores 0 / 22" in err, err
     assert "No module named 'checks" in err, err
     assert not list(out.rglob("*.calibrated")) and not (out / "grades.csv").exists()
 
@@ -96,14 +97,14 @@ def test_a_notebook_that_is_a_link_is_refused_unread(tmp_path, capsys):
     mallory, eve = tmp_path / "subs" / "mallory", tmp_path / "subs" / "eve" / "work"
     mallory.mkdir(parents=True)
     eve.mkdir(parents=True)
-    (mallory / NB01).symlink_to(SOLUTIONS / NB01)
-    (eve / NB01).symlink_to(os.path.relpath(SOLUTIONS / NB01, eve))
+    (mallory / NB).symlink_to(SOLUTIONS / NB)
+    (eve / NB).symlink_to(os.path.relpath(SOLUTIONS / NB, eve))
     out = tmp_path / "out"
     assert main([str(mallory), str(eve.parent), "--out", str(out), *RUN]) == 0
     log = capsys.readouterr().out
     with open(out / "grades.csv") as f:
         rows = list(csv.DictReader(f))
-    assert {r["submission"] for r in rows} == {"mallory", "eve"} and len(rows) == 2 * 27
+    assert {r["submission"] for r in rows} == {"mallory", "eve"} and len(rows) == 2 * 22
     assert not any(r["passed"] == "true" for r in rows)
     assert all("symbolic link" in r["reason"] for r in rows)
     assert "reference run" not in log  # nothing of theirs needed one
@@ -113,9 +114,9 @@ def test_self_check_refuses_a_committed_relative_link(tmp_path, capsys, monkeypa
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     mine = tmp_path / "repo" / "notebooks"
     mine.mkdir(parents=True)
-    (mine / NB01).symlink_to(os.path.relpath(SOLUTIONS / NB01, mine))
-    assert main(["--self", str(mine / NB01), "--fail-under", "1.0", *RUN]) == 1
-    assert "0 / 27 checks pass" in capsys.readouterr().out
+    (mine / NB).symlink_to(os.path.relpath(SOLUTIONS / NB, mine))
+    assert main(["--self", str(mine / NB), "--fail-under", "1.0", *RUN]) == 1
+    assert "0 / 22 checks pass" in capsys.readouterr().out
 
 
 def test_the_time_budget_scales_with_the_solutions_own_run(tmp_path):
@@ -128,9 +129,9 @@ def test_the_time_budget_scales_with_the_solutions_own_run(tmp_path):
     assert run.budget(ex).notebook_timeout is None  # not calibrated: the calibration itself
     mark = run.cache / f"{ex.path.stem}-{run.environment(ex)}.calibrated"
     mark.parent.mkdir(parents=True)
-    mark.write_text('{"solution": "01", "checks": 27, "seconds": 24.0}\n')
+    mark.write_text('{"solution": "02", "checks": 22, "seconds": 24.0}\n')
     assert run.budget(ex).notebook_timeout == 240
-    mark.write_text('{"solution": "01", "checks": 27, "seconds": 4000.0}\n')
+    mark.write_text('{"solution": "02", "checks": 22, "seconds": 4000.0}\n')
     assert run.budget(ex).notebook_timeout == settings.NOTEBOOK_TIMEOUT
     fixed = grader.Grader(tmp_path / "out", settings.Settings(notebook_timeout=300), sols)
     assert fixed.budget(ex).notebook_timeout == 300

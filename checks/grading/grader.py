@@ -72,6 +72,25 @@ def replace_whole(path: Path, write: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def one_at_a_time(path: Path):
+    """Hold ``path``'s lock: of the graders that share a cache (a class run and a self-check, the
+    test files of one session), one makes a reference run or a calibration while the others wait,
+    then find its file. Where there is no ``fcntl`` (Windows), each makes its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class Grader:
     def __init__(
         self, out: Path, settings: Settings, solutions: Path = SOLUTIONS, cache: Path | None = None
@@ -97,36 +116,37 @@ class Grader:
 
     def reference(self, ex: Exercise) -> dict:
         if ex.name not in self._refs:
-            cache = self.cache_of(ex)
-            if cache.exists():
-                self._refs[ex.name] = torch.load(cache, weights_only=True)
-            else:
-                # the instructor's own notebook: it needs no sandbox
-                work = self.out / ".work" / f"reference-{ex.path.stem}"
-                run = run_notebook(
-                    assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
-                )
-                # a sentinel (``<deleted>``, ``<error: X>``) is no value: never cached
-                missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), str)]
-                if missing or run.fault or run.cell_errors or len(run.states) < len(ex.answers):
-                    lacks = f"recorded no value for {listed(missing)}" if missing else "failed"
-                    raise SetupError(
-                        f"the reference run of {ex.name} (the instructor's solution) {lacks}: "
-                        f"{first_error(run, assemble(ex, None))}. Nothing was graded or cached."
-                    )
-                values, last = dict(run.values), {}
-                # a tensor unchanged since the last point is kept once
-                for k, st in sorted(run.states.items()):
-                    st = {
-                        n: last[n] if same_value(last.get(n, UNSET), v) else v
-                        for n, v in st.items()
-                    }
-                    values[STATE + str(k)], values[NAMES + str(k)] = st, list(st)
-                    last.update(st)
-                replace_whole(cache, lambda tmp: torch.save(values, tmp))
-                shutil.rmtree(work, ignore_errors=True)  # its notebook holds the solutions
-                self._refs[ex.name] = values
+            with one_at_a_time(self.cache_of(ex)):
+                self._refs[ex.name] = self._reference_values(ex)
         return self._refs[ex.name]
+
+    def _reference_values(self, ex: Exercise) -> dict:
+        """``ex``'s reference values: from the cache, else from a run of the solution (cached)."""
+        cache = self.cache_of(ex)
+        if cache.exists():
+            return torch.load(cache, weights_only=True)
+        # the instructor's own notebook: it needs no sandbox
+        work = self.out / ".work" / f"reference-{ex.path.stem}"
+        run = run_notebook(
+            assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
+        )
+        # a sentinel (``<deleted>``, ``<error: X>``) is no value: never cached
+        missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), str)]
+        if missing or run.fault or run.cell_errors or len(run.states) < len(ex.answers):
+            lacks = f"recorded no value for {listed(missing)}" if missing else "failed"
+            raise SetupError(
+                f"the reference run of {ex.name} (the instructor's solution) {lacks}: "
+                f"{first_error(run, assemble(ex, None))}. Nothing was graded or cached."
+            )
+        values, last = dict(run.values), {}
+        # a tensor unchanged since the last point is kept once
+        for k, st in sorted(run.states.items()):
+            st = {n: last[n] if same_value(last.get(n, UNSET), v) else v for n, v in st.items()}
+            values[STATE + str(k)], values[NAMES + str(k)] = st, list(st)
+            last.update(st)
+        replace_whole(cache, lambda tmp: torch.save(values, tmp))
+        shutil.rmtree(work, ignore_errors=True)  # its notebook holds the solutions
+        return values
 
     def grade_notebook(self, submission: str, path: Path) -> list[dict]:
         return self._graded(submission, path)[0]
@@ -191,8 +211,11 @@ class Grader:
         set-up, raised as ``SetupError`` with the kernel's first error before any learner runs.
         A pass is remembered for exactly this solution, package, Python and settings."""
         mark = self.calibration_mark(ex)
-        if mark.exists():
-            return
+        with one_at_a_time(mark):
+            if not mark.exists():
+                self._calibrate(ex, mark, progress)
+
+    def _calibrate(self, ex: Exercise, mark: Path, progress: Callable[[str], object]) -> None:
         progress(f"grading the solution {ex.name} as a submission (it must score full marks)")
         rows, run, plan = self._graded(SOLUTION_SUBMISSION, ex.path)
         bad = [r for r in rows if r["passed"] != "true"]
