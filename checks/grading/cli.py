@@ -39,105 +39,13 @@ from checks.paths import SOLUTIONS
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="backprop-workbook grade", description=__doc__.split("\n")[0])
-    p.add_argument(
-        "submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks"
-    )
-    p.add_argument("--out", type=Path, help="folder for grades.csv, totals.csv and report.md")
-    p.add_argument(
-        "--self",
-        dest="self_check",
-        action="store_true",
-        help="grade your own notebook and print the score",
-    )
-    p.add_argument("--solutions", type=Path, default=SOLUTIONS)
-    p.add_argument(
-        "--only",
-        default="",
-        help="with --self: count only checks whose name starts with this (e.g. ex1/)",
-    )
-    p.add_argument(
-        "--fail-under",
-        type=float,
-        default=0.0,
-        help="with --self: exit 1 below this share of passed checks",
-    )
-    d = Settings()
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help=(
-            "the notebooks' random seed (default: drawn fresh, kept in the out folder for a "
-            "resumed run)"
-        ),
-    )
-    p.add_argument(
-        "--batch",
-        type=int,
-        default=None,
-        help="the minibatch size (default: drawn fresh, 16 to 48)",
-    )
-    p.add_argument(
-        "--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)"
-    )
-    p.add_argument("--cell-timeout", type=int, default=d.cell_timeout)
-    p.add_argument(
-        "--notebook-timeout",
-        type=int,
-        default=None,
-        help=f"seconds per notebook (default: 5 times the solution's own run + 120 s, at most "
-        f"{NOTEBOOK_TIMEOUT})",
-    )
-    p.add_argument("--memory-mb", type=int, default=d.memory_mb)
-    p.add_argument("--jobs", type=int, default=d.jobs)
-    p.add_argument(
-        "--sandbox",
-        choices=["auto", "bwrap", "none"],
-        default="auto",
-        help=(
-            "where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works "
-            "(default)"
-        ),
-    )
-    p.add_argument(
-        "--executor",
-        choices=["local", "dask"],
-        default="local",
-        help=(
-            "local: a thread per job on this machine; dask: tasks on a dask cluster "
-            "(the [dask] extra)"
-        ),
-    )
-    p.add_argument(
-        "--scheduler",
-        help="with --executor dask: the scheduler's address (default: a local cluster "
-        "of --jobs workers)",
-    )
-    p.add_argument(
-        "--strict-shapes",
-        action="store_true",
-        help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)",
-    )
+    p = _parser()
     a = p.parse_args(argv)
     if a.out is None and not a.self_check:
         p.error("--out DIR is needed (or --self)")
-    if a.executor == "dask" and importlib.util.find_spec("distributed") is None:
-        print(
-            "--executor dask needs dask's distributed: pip install 'backprop-workbook[dask]'",
-            file=sys.stderr,
-        )
-        return 2
-    if not any(a.solutions.glob("*.ipynb")):
-        print(no_solutions(a.solutions), file=sys.stderr)
-        return 2
-    if a.self_check and not is_exercise(a.submissions[0], a.solutions):
-        return 2  # before anything is drawn, run or written
-    try:
-        isolation(a.sandbox)
-    except RuntimeError as why:
-        print(why, file=sys.stderr)
-        return 2
+    refused = _refused(a)
+    if refused is not None:
+        return refused
     # numbers that ship with the code could be answered with literals: draw them (or take the
     # instructor's)
     seed, batch = draw_numbers(
@@ -170,17 +78,140 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    _summary(rows, a.out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: the submissions and what to do with them, then the run's settings."""
+    p = argparse.ArgumentParser(prog="backprop-workbook grade", description=__doc__.split("\n")[0])
+    p.add_argument(
+        "submissions", nargs="+", type=Path, help="notebooks, or folders of one learner's notebooks"
+    )
+    p.add_argument("--out", type=Path, help="folder for grades.csv, totals.csv and report.md")
+    p.add_argument(
+        "--self",
+        dest="self_check",
+        action="store_true",
+        help="grade your own notebook and print the score",
+    )
+    p.add_argument("--solutions", type=Path, default=SOLUTIONS)
+    p.add_argument(
+        "--only",
+        default="",
+        help="with --self: count only checks whose name starts with this (e.g. ex1/)",
+    )
+    p.add_argument(
+        "--fail-under",
+        type=float,
+        default=0.0,
+        help="with --self: exit 1 below this share of passed checks",
+    )
+    _add_run_options(p)
+    _add_executor_options(p)
+    p.add_argument(
+        "--strict-shapes",
+        action="store_true",
+        help="fail an answer that lacks a leading size-1 axis (default: a pass with a note)",
+    )
+    return p
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The notebooks' numbers (seed, batch size, steps) and the limits of a run."""
+    d = Settings()
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help=(
+            "the notebooks' random seed (default: drawn fresh, kept in the out folder for a "
+            "resumed run)"
+        ),
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="the minibatch size (default: drawn fresh, 16 to 48)",
+    )
+    p.add_argument(
+        "--steps", type=int, default=d.steps, help="training steps of exercise 4 (WORKBOOK_STEPS)"
+    )
+    p.add_argument("--cell-timeout", type=int, default=d.cell_timeout)
+    p.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=None,
+        help=f"seconds per notebook (default: 5 times the solution's own run + 120 s, at most "
+        f"{NOTEBOOK_TIMEOUT})",
+    )
+    p.add_argument("--memory-mb", type=int, default=d.memory_mb)
+    p.add_argument("--jobs", type=int, default=d.jobs)
+
+
+def _add_executor_options(p: argparse.ArgumentParser) -> None:
+    """Where learner code runs (the sandbox) and where the grading runs (this machine, dask)."""
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "none"],
+        default="auto",
+        help=(
+            "where learner code runs: bubblewrap (Linux), none, or auto: bwrap where it works "
+            "(default)"
+        ),
+    )
+    p.add_argument(
+        "--executor",
+        choices=["local", "dask"],
+        default="local",
+        help=(
+            "local: a thread per job on this machine; dask: tasks on a dask cluster "
+            "(the [dask] extra)"
+        ),
+    )
+    p.add_argument(
+        "--scheduler",
+        help="with --executor dask: the scheduler's address (default: a local cluster "
+        "of --jobs workers)",
+    )
+
+
+def _refused(a: argparse.Namespace) -> int | None:
+    """Exit status 2, said why, for what cannot run (before anything is drawn, run or written):
+    dask missing, no solutions, a self-check of no exercise, a sandbox that does not work."""
+    if a.executor == "dask" and importlib.util.find_spec("distributed") is None:
+        print(
+            "--executor dask needs dask's distributed: pip install 'backprop-workbook[dask]'",
+            file=sys.stderr,
+        )
+        return 2
+    if not any(a.solutions.glob("*.ipynb")):
+        print(no_solutions(a.solutions), file=sys.stderr)
+        return 2
+    if a.self_check and not is_exercise(a.submissions[0], a.solutions):
+        return 2  # before anything is drawn, run or written
+    try:
+        isolation(a.sandbox)
+    except RuntimeError as why:
+        print(why, file=sys.stderr)
+        return 2
+    return None
+
+
+def _summary(rows: list[dict], out: Path) -> None:
+    """The last lines of a grading run: how many checks pass, and how many rows wait for
+    review."""
     print(
         f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; "
-        f"wrote {a.out / 'grades.csv'}"
+        f"wrote {out / 'grades.csv'}"
     )
     waiting = [r for r in rows if r["mistake"] == "review"]
     if waiting:
         print(
             f"{len(waiting)} rows of {len({r['submission'] for r in waiting})} learners wait for "
-            f"review: see {a.out / 'report.md'} (For review)"
+            f"review: see {out / 'report.md'} (For review)"
         )
-    return 0
 
 
 if __name__ == "__main__":

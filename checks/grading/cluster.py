@@ -12,6 +12,10 @@ A task whose worker dies is retried by dask (``distributed.scheduler.allowed-fai
 fails for good, its submission gets a row per notebook with the reason, and the rest go on.
 On Ctrl-C the client cancels its tasks and has every worker kill their grading runs
 (``run.stop_task_runs``); a task's later notebooks do not start.
+
+The grader hands in what this module needs (itself, as ``Setup``, and the per-submission
+function ``grader.grade_on_worker``, sent to the workers by reference), so that this module does
+not import the grader: the dependency goes one way.
 """
 
 from __future__ import annotations
@@ -22,12 +26,35 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from checks.grading import run
-from checks.grading.grader import Grader, grade_submission
+from checks.grading.exercise import Exercise
 from checks.grading.judge import check_row
 from checks.grading.sandbox import isolation
 from checks.grading.settings import Settings
+
+Todo = list[tuple[str, list[Path]]]  # each submission's name and notebooks
+# on a worker, one submission graded from folders of the task's own:
+# (submission, notebooks, settings, solutions, reference values, out) -> (rows, copies not graded)
+GradeOnWorker = Callable[
+    [str, list[Path], Settings, Path, Path, Path], tuple[list[dict], list[str]]
+]
+
+
+class Setup(Protocol):
+    """What the client needs of the grader (:class:`checks.grading.grader.Grader`, which hands
+    itself in: this module does not import it)."""
+
+    exercises: dict[str, Exercise]
+
+    def cache_of(self, ex: Exercise) -> Path: ...
+
+    def calibration_mark(self, ex: Exercise) -> Path: ...
+
+    def unlinked(
+        self, sub: str, nbs: list[Path], progress: Callable[[str], object] = ...
+    ) -> tuple[list[Path], list[dict]]: ...
 
 
 @dataclasses.dataclass
@@ -45,20 +72,30 @@ def _files(nbs: list[Path]) -> dict[str, bytes]:
 
 
 def grade_task(
-    sub: str, files: dict[str, bytes], settings: Settings, shared: Shared, task: str
+    sub: str,
+    files: dict[str, bytes],
+    settings: Settings,
+    shared: Shared,
+    task: str,
+    grade_on_worker: GradeOnWorker,
 ) -> tuple[list[dict], list[str]]:
-    """On a worker: write what the task carries into a temporary folder and grade it there. Its
-    grading runs are known by ``task`` (the future's key), for the client's Ctrl-C."""
+    """On a worker: write what the task carries into a temporary folder and grade it there
+    (``grade_on_worker``). Its grading runs are known by ``task`` (the future's key), for the
+    client's Ctrl-C."""
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
     run.TASK.name = task
     try:
-        return _grade_in_folder(sub, files, settings, shared)
+        return _grade_in_folder(sub, files, settings, shared, grade_on_worker)
     finally:
         run.TASK.name = None
 
 
 def _grade_in_folder(
-    sub: str, files: dict[str, bytes], settings: Settings, shared: Shared
+    sub: str,
+    files: dict[str, bytes],
+    settings: Settings,
+    shared: Shared,
+    grade_on_worker: GradeOnWorker,
 ) -> tuple[list[dict], list[str]]:
     with tempfile.TemporaryDirectory(prefix="workbook-task-") as tmp:
         root = Path(tmp)
@@ -70,9 +107,8 @@ def _grade_in_folder(
             for name, data in items.items():
                 (root / folder / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / folder / name).write_bytes(data)
-        grader = Grader(root / "out", settings, root / "solutions", root / "cache")
         nbs = sorted(root / "sub" / name for name in files)
-        return grade_submission(grader, sub, nbs, progress=lambda line: None)
+        return grade_on_worker(sub, nbs, settings, root / "solutions", root / "cache", root / "out")
 
 
 def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
@@ -88,18 +124,45 @@ def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
 
 
 def grade_on_dask(
-    todo: list[tuple[str, list[Path]]],
-    grader: Grader,
+    todo: Todo,
+    grader: Setup,
     settings: Settings,
     scheduler: str | None,
     record: Callable,
     shown: Callable,
     progress: Callable,
+    grade_on_worker: GradeOnWorker,
 ) -> None:
-    """Grade ``todo`` as dask tasks; ``record`` keeps each submission's rows, ``shown``
-    reports it."""
-    from distributed import Client, LocalCluster, as_completed
+    """Grade ``todo`` as dask tasks, each submission by ``grade_on_worker`` on a worker;
+    ``record`` keeps each submission's rows, ``shown`` reports it."""
+    shared = _shared(grader)
+    client, cluster = _connect(settings, scheduler, progress)
+    try:
+        on_workers = client.scatter(shared, broadcast=True)
+        todo, kept, refused = _unlinked(todo, grader, record, shown, progress)
+        futures = {
+            client.submit(
+                grade_task,
+                sub,
+                _files(kept[sub]),
+                settings,
+                on_workers,
+                f"grade-{i}-{sub}",
+                grade_on_worker,
+                key=f"grade-{i}-{sub}",
+                pure=False,
+            ): (sub, nbs)
+            for i, (sub, nbs) in enumerate(todo)
+        }
+        _gather(client, futures, refused, record, shown)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
+
+def _shared(grader: Setup) -> Shared:
+    """The solutions and the reference values (with the calibration marks) every worker gets."""
     references = {}
     for ex in grader.exercises.values():
         # every exercise the submissions hold has had its reference run by now, and its solution
@@ -107,9 +170,16 @@ def grade_on_dask(
         for path in (grader.cache_of(ex), grader.calibration_mark(ex)):
             if path.exists():
                 references[path.name] = path.read_bytes()
-    shared = Shared(
+    return Shared(
         {ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()}, references
     )
+
+
+def _connect(settings: Settings, scheduler: str | None, progress: Callable) -> tuple[Any, Any]:
+    """A client of the scheduler at ``scheduler``, else of a local cluster of ``settings.jobs``
+    workers started here (returned too, to be closed; None with ``scheduler``)."""
+    from distributed import Client, LocalCluster
+
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(
@@ -120,48 +190,47 @@ def grade_on_dask(
             dashboard_address=None,
         )
         progress(f"dask: a local cluster of {settings.jobs} workers at {cluster.scheduler_address}")
-    client = Client(scheduler or cluster)
+    return Client(scheduler or cluster), cluster
+
+
+def _unlinked(
+    todo: Todo, grader: Setup, record: Callable, shown: Callable, progress: Callable
+) -> tuple[Todo, dict[str, list[Path]], dict[str, list[dict]]]:
+    """The submissions left to send, each one's notebooks to send, and each one's rows of
+    notebooks refused unread (links); a submission with nothing to send is recorded here."""
+    refused, kept = {}, {}  # a submission's notebooks refused unread (links): their rows
+    for sub, nbs in todo:
+        kept[sub], refused[sub] = grader.unlinked(sub, nbs, progress)
+        if nbs and not kept[sub]:  # nothing to send
+            record(sub, nbs, refused[sub], [])
+            shown(sub, refused[sub])
+    return [(sub, nbs) for sub, nbs in todo if not nbs or kept[sub]], kept, refused
+
+
+def _gather(
+    client: Any,
+    futures: dict[Any, tuple[str, list[Path]]],
+    refused: dict[str, list[dict]],
+    record: Callable,
+    shown: Callable,
+) -> None:
+    """Each task's rows recorded and shown as it ends (a row per notebook where it failed for
+    good); on Ctrl-C the tasks are cancelled and the workers kill their runs."""
+    from distributed import as_completed
+
     try:
-        on_workers = client.scatter(shared, broadcast=True)
-        refused, kept = {}, {}  # a submission's notebooks refused unread (links): their rows
-        for sub, nbs in todo:
-            kept[sub], refused[sub] = grader.unlinked(sub, nbs, progress)
-            if nbs and not kept[sub]:  # nothing to send
-                record(sub, nbs, refused[sub], [])
-                shown(sub, refused[sub])
-        todo = [(sub, nbs) for sub, nbs in todo if not nbs or kept[sub]]
-        futures = {
-            client.submit(
-                grade_task,
-                sub,
-                _files(kept[sub]),
-                settings,
-                on_workers,
-                f"grade-{i}-{sub}",
-                key=f"grade-{i}-{sub}",
-                pure=False,
-            ): (sub, nbs)
-            for i, (sub, nbs) in enumerate(todo)
-        }
-        try:
-            for fut in as_completed(futures):
-                sub, nbs = futures[fut]
-                try:
-                    rows, ignored = fut.result()
-                except (
-                    Exception
-                ) as why:  # the worker died for good (KilledWorker), or the task raised
-                    rows, ignored = _died_rows(sub, nbs, why), []
-                rows = refused[sub] + rows
-                record(sub, nbs, rows, ignored)
-                shown(sub, rows)
-        # the workers kill these tasks' runs (pytest, the kernel and its children)
-        except KeyboardInterrupt:
-            client.cancel(list(futures))
-            with contextlib.suppress(Exception):
-                client.run(run.stop_task_runs, [f.key for f in futures])
-            raise
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        for fut in as_completed(futures):
+            sub, nbs = futures[fut]
+            try:
+                rows, ignored = fut.result()
+            except Exception as why:  # the worker died for good (KilledWorker), or the task raised
+                rows, ignored = _died_rows(sub, nbs, why), []
+            rows = refused[sub] + rows
+            record(sub, nbs, rows, ignored)
+            shown(sub, rows)
+    # the workers kill these tasks' runs (pytest, the kernel and its children)
+    except KeyboardInterrupt:
+        client.cancel(list(futures))
+        with contextlib.suppress(Exception):
+            client.run(run.stop_task_runs, [f.key for f in futures])
+        raise

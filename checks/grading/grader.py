@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from checks.grading.assemble import NAMES, STATE, UNSET, Plan, assemble, same_value
+from checks.grading.cluster import grade_on_dask
 from checks.grading.exercise import (
     Exercise,
     Unreadable,
@@ -295,75 +296,150 @@ def grade(
     out.mkdir(parents=True, exist_ok=True)
     requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
+    _warn_if_unsandboxed(settings, progress)
+    grader = Grader(out, settings, solutions.resolve(), cache)
+    done_dir = out / ".done"
+    done_dir.mkdir(exist_ok=True)
+    subs, grader.refused = submissions_of(paths)
+    needed = _needed_exercises(grader, subs)
+    salt = grader.environment()
+    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
+    books = _Books(done_dir, salt, len(subs), len(subs) - len(todo), progress)
+    STOPPING.clear()
+    try:
+        prepare(grader, needed, progress)
+        if len(todo) < len(subs):
+            progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
+        if executor == "dask":
+            grade_on_dask(
+                todo,
+                grader,
+                requested,
+                scheduler,
+                books.record,
+                books.shown,
+                progress,
+                grade_on_worker,
+            )
+        else:
+            _grade_locally(grader, todo, books, progress)
+    except KeyboardInterrupt:
+        _report_stopped(subs, out, salt, settings, progress)
+        raise
+    rows, ignored = _recorded(subs, done_dir, salt)
+    write_reports(rows, out, ignored, settings)
+    return rows
+
+
+def _warn_if_unsandboxed(settings: Settings, progress: Callable[[str], object]) -> None:
+    """Say so when learner code will run without a sandbox."""
     if settings.sandbox == "none":
         progress(
             "no sandbox: learner code runs as you and can read what you can "
             "(see docs/grading.md, Isolation)"
         )
-    grader = Grader(out, settings, solutions.resolve(), cache)
-    done_dir = out / ".done"
-    done_dir.mkdir(exist_ok=True)
-    subs, grader.refused = submissions_of(paths)
+
+
+def _needed_exercises(grader: Grader, subs: list[tuple[str, list[Path]]]) -> list[Exercise]:
+    """The exercises that the submissions' notebooks (those not refused) are copies of."""
     needed = {
         ex.name
         for _, nbs in subs
         for nb in nbs
         if nb not in grader.refused and (ex := exercise_for(nb, grader.exercises))
     }
-    salt = grader.environment()
-    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
-    started, finished = time.monotonic(), len(subs) - len(todo)
+    return [ex for ex in grader.exercises.values() if ex.name in needed]
 
-    def record(sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
+
+@dataclasses.dataclass
+class _Books:
+    """A grading run's book-keeping: each submission's rows kept in ``done_dir`` (by ``salt``),
+    and a progress line per submission graded, with the pace of this run."""
+
+    done_dir: Path
+    salt: str
+    total: int  # submissions
+    before: int  # submissions graded by an earlier run
+    progress: Callable[[str], object]
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    finished: int = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.finished = self.before
+
+    def record(self, sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
         """Keep a submission's rows whole, in the out folder only (atomic: all or nothing)."""
-        tmp = done_dir / (_key(sub, nbs, salt) + ".tmp")
+        tmp = self.done_dir / (_key(sub, nbs, self.salt) + ".tmp")
         tmp.write_text(json.dumps({"rows": rows, "ignored": ignored}))
-        tmp.replace(done_dir / _key(sub, nbs, salt))
+        tmp.replace(self.done_dir / _key(sub, nbs, self.salt))
 
-    def one(sub: str, nbs: list[Path]) -> tuple[str, list[dict]]:
-        rows, ignored = grade_submission(grader, sub, nbs, progress)
-        if STOPPING.is_set():
-            return sub, []  # cut short by Ctrl-C: graded again next time
-        record(sub, nbs, rows, ignored)
-        return sub, rows
-
-    def shown(sub: str, rows: list[dict]) -> None:
-        nonlocal finished
-        finished += 1
+    def shown(self, sub: str, rows: list[dict]) -> None:
+        """Say that ``sub`` is graded: how many of its checks pass, and the run's pace."""
+        self.finished += 1
         passed = sum(r["passed"] == "true" for r in rows)
-        rate = (finished - (len(subs) - len(todo))) / max(1e-9, (time.monotonic() - started) / 60)
-        progress(
-            f"[{finished}/{len(subs)}] {sub}: {passed}/{len(rows)} checks pass "
+        rate = (self.finished - self.before) / max(1e-9, (time.monotonic() - self.started) / 60)
+        self.progress(
+            f"[{self.finished}/{self.total}] {sub}: {passed}/{len(rows)} checks pass "
             f"({rate:.1f} submissions/min)"
         )
 
-    STOPPING.clear()
-    try:
-        prepare(grader, [ex for ex in grader.exercises.values() if ex.name in needed], progress)
-        if len(todo) < len(subs):
-            progress(f"resuming: {len(subs) - len(todo)} of {len(subs)} submissions already graded")
-        if executor == "dask":
-            from checks.grading.cluster import grade_on_dask
 
-            grade_on_dask(todo, grader, requested, scheduler, record, shown, progress)
-        else:
-            with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
-                try:
-                    for fut in as_completed([pool.submit(one, s, nbs) for s, nbs in todo]):
-                        shown(*fut.result())
-                except KeyboardInterrupt:
-                    stop_all()
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
-    except KeyboardInterrupt:
-        rows, ignored = _recorded(subs, done_dir, salt)
-        write_reports(rows, out, ignored, settings)
-        done = sum((done_dir / _key(s, nbs, salt)).exists() for s, nbs in subs)
-        progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
-        raise
+def _grade_locally(
+    grader: Grader,
+    todo: list[tuple[str, list[Path]]],
+    books: _Books,
+    progress: Callable[[str], object],
+) -> None:
+    """Grade ``todo`` in threads of this process (``jobs`` of them), each submission kept and
+    shown as it is done; on Ctrl-C every run under way is killed."""
+    with ThreadPoolExecutor(max_workers=grader.settings.jobs) as pool:
+        try:
+            futures = [
+                pool.submit(_grade_and_keep, grader, books, s, nbs, progress) for s, nbs in todo
+            ]
+            for fut in as_completed(futures):
+                books.shown(*fut.result())
+        except KeyboardInterrupt:
+            stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _grade_and_keep(
+    grader: Grader, books: _Books, sub: str, nbs: list[Path], progress: Callable[[str], object]
+) -> tuple[str, list[dict]]:
+    """One submission graded and kept (not when Ctrl-C cut it short: it is graded again next
+    time); its name and rows."""
+    rows, ignored = grade_submission(grader, sub, nbs, progress)
+    if STOPPING.is_set():
+        return sub, []  # cut short by Ctrl-C: graded again next time
+    books.record(sub, nbs, rows, ignored)
+    return sub, rows
+
+
+def _report_stopped(
+    subs: list[tuple[str, list[Path]]],
+    out: Path,
+    salt: str,
+    settings: Settings,
+    progress: Callable[[str], object],
+) -> None:
+    """After Ctrl-C: the reports of the submissions graded so far, and how many those are."""
+    done_dir = out / ".done"
     rows, ignored = _recorded(subs, done_dir, salt)
     write_reports(rows, out, ignored, settings)
-    return rows
+    done = sum((done_dir / _key(s, nbs, salt)).exists() for s, nbs in subs)
+    progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
+
+
+def grade_on_worker(
+    sub: str, nbs: list[Path], settings: Settings, solutions: Path, cache: Path, out: Path
+) -> tuple[list[dict], list[str]]:
+    """One submission graded on a dask worker (:mod:`checks.grading.cluster` is handed this, by
+    reference), in folders of the task's own: the solutions, the reference values and ``out``;
+    no progress lines."""
+    grader = Grader(out, settings, solutions, cache)
+    return grade_submission(grader, sub, nbs, progress=lambda line: None)
 
 
 def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str], object]) -> None:

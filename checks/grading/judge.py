@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import torch
 
@@ -43,92 +44,122 @@ def judge_values(
 ) -> list[dict]:
     """One row per check of ``ex``: the learner's recorded value judged against the reference,
     with the learner's cell source (``sources``, by check) for what only the code can tell."""
-    rows = []
-    cell_of = {}
-    for i, c in enumerate(concerns):
-        for check in filter(None, c.split(",")):
-            cell_of.setdefault(check, i)
-    fatal = min(
-        (i for i, err in run.cell_errors.items() if err.startswith("the kernel")), default=None
+    j = _Judging(ex, ref, run, concerns, settings, sources or {}, reviews or {})
+    rows = [_row_of(j, check) for check in ex.checks]
+    return [_held(r, j.reviews.get(r["check"])) for r in rows]
+
+
+@dataclass
+class _Judging:
+    """What every check of one run is judged with: the run, the reference, and where each check's
+    answer is."""
+
+    ex: Exercise
+    ref: dict
+    run: Run
+    concerns: list[str]
+    settings: Settings
+    sources: dict[str, str]
+    reviews: dict[str, str]
+    cell_of: dict[str, int] = field(init=False)  # a check -> the grading notebook's cell of it
+    fatal: int | None = field(init=False)  # the first cell whose kernel died
+    answers: set[str] = field(init=False)  # the names the answer cells assign
+    point: dict[str, int] = field(init=False)  # a check -> its answer cell (index in ex.answers)
+
+    def __post_init__(self) -> None:
+        self.cell_of = {}
+        for i, c in enumerate(self.concerns):
+            for check in filter(None, c.split(",")):
+                self.cell_of.setdefault(check, i)
+        self.fatal = min(
+            (i for i, err in self.run.cell_errors.items() if err.startswith("the kernel")),
+            default=None,
+        )
+        self.answers = {n for a in self.ex.answers for n in a.names}
+        self.point = {c: k for k, a in enumerate(self.ex.answers) for c in a.checks}
+
+
+def _row_of(j: _Judging, check: str) -> dict:
+    """One check's row: the grader's own reason where no value can be compared, else the
+    comparison's."""
+    var = check.split("/", 1)[1].split("#")[0]
+    e, y = j.ref.get(check), j.run.values.get(check)
+    at = j.cell_of.get(check, -1)
+    cell_error = j.run.cell_errors.get(at)
+    usable = isinstance(y, torch.Tensor) or y == MISSING
+    if not isinstance(e, torch.Tensor):
+        return check_row(
+            check,
+            False,
+            "",
+            "the reference run recorded no value (an instructor-side problem)",
+        )
+    if not usable and cell_error:
+        return check_row(check, False, "", cell_error)
+    if isinstance(y, str) and y == DELETED:
+        return check_row(
+            check,
+            False,
+            "missing",
+            f"{var} is not defined: its answer cell is missing or no longer assigns it",
+        )
+    if y is None:
+        return check_row(check, False, "", _not_recorded(j, at))
+    if isinstance(y, str) and y.startswith("<error: "):
+        return _raised_row(check, var, y)
+    if isinstance(y, str) and y != MISSING:
+        return check_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})")
+    return _compared_row(j, check, var, y, e, cell_error)
+
+
+def _not_recorded(j: _Judging, at: int) -> str:
+    """Why the answer of the grading notebook's cell ``at`` was not recorded."""
+    if j.fatal is not None and at > j.fatal:
+        return (
+            "not reached: the kernel stopped in an earlier cell "
+            f"({j.concerns[j.fatal] or 'cell ' + str(j.fatal)})"
+        )
+    if j.run.fault:
+        return j.run.fault + _stopped_in(j.run, j.concerns)
+    return "the answer was not recorded (the notebook stopped, or interfered with the grader)"
+
+
+def _raised_row(check: str, var: str, y: str) -> dict:
+    """The row of an answer whose computation raised (``<error: X>``): missing where it is not
+    written yet, else wrong."""
+    what = y[len("<error: ") : -1]
+    word = "missing" if what == "NotWritten" else "wrong"
+    return check_row(
+        check,
+        False,
+        word,
+        f"computing {var} raised {what}" + (" (not written yet)" if word == "missing" else ""),
     )
-    answers = {n for a in ex.answers for n in a.names}
-    point = {c: k for k, a in enumerate(ex.answers) for c in a.checks}
-    for check in ex.checks:
-        var = check.split("/", 1)[1].split("#")[0]
-        e, y = ref.get(check), run.values.get(check)
-        at = cell_of.get(check, -1)
-        cell_error = run.cell_errors.get(at)
-        usable = isinstance(y, torch.Tensor) or y == MISSING
-        if not isinstance(e, torch.Tensor):
-            rows.append(
-                check_row(
-                    check,
-                    False,
-                    "",
-                    "the reference run recorded no value (an instructor-side problem)",
-                )
-            )
-        elif not usable and cell_error:
-            rows.append(check_row(check, False, "", cell_error))
-        elif isinstance(y, str) and y == DELETED:
-            rows.append(
-                check_row(
-                    check,
-                    False,
-                    "missing",
-                    f"{var} is not defined: its answer cell is missing or no longer assigns it",
-                )
-            )
-        elif y is None:
-            if fatal is not None and at > fatal:
-                reason = (
-                    "not reached: the kernel stopped in an earlier cell "
-                    f"({concerns[fatal] or 'cell ' + str(fatal)})"
-                )
-            elif run.fault:
-                reason = run.fault + _stopped_in(run, concerns)
-            else:
-                reason = (
-                    "the answer was not recorded (the notebook stopped, or interfered with the "
-                    "grader)"
-                )
-            rows.append(check_row(check, False, "", reason))
-        elif isinstance(y, str) and y.startswith("<error: "):
-            what = y[len("<error: ") : -1]
-            word = "missing" if what == "NotWritten" else "wrong"
-            rows.append(
-                check_row(
-                    check,
-                    False,
-                    word,
-                    f"computing {var} raised {what}"
-                    + (" (not written yet)" if word == "missing" else ""),
-                )
-            )
-        elif isinstance(y, str) and y != MISSING:
-            rows.append(
-                check_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})")
-            )
-        else:
-            why = (reviews or {}).get(check) or handed_back(y, e, ref, point[check], answers)
-            res = judge_one(
-                check,
-                var,
-                ... if isinstance(y, str) else y,
-                e,
-                settings,
-                (sources or {}).get(check),
-                cell_error,
-                ref.get(FACTS + check),
-                answers,
-                why,
-                *_sizes(ex.answers[point[check]], ref.get(STATE + str(point[check]), {})),
-                tensors=_forward(ref.get(STATE + str(point[check]), {}), answers),
-            )
-            rows.append(
-                _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
-            )
-    return [_held(r, (reviews or {}).get(r["check"])) for r in rows]
+
+
+def _compared_row(
+    j: _Judging, check: str, var: str, y: object, e: torch.Tensor, cell_error: str | None
+) -> dict:
+    """The row of a recorded answer (or one of a missing value, ``y`` a sentinel string),
+    compared with the expected value as the notebook's ``cmp`` compares it."""
+    k = j.point[check]
+    why = j.reviews.get(check) or handed_back(y, e, j.ref, k, j.answers)
+    state = j.ref.get(STATE + str(k), {})
+    res = judge_one(
+        check,
+        var,
+        ... if isinstance(y, str) else y,
+        e,
+        j.settings,
+        j.sources.get(check),
+        cell_error,
+        j.ref.get(FACTS + check),
+        j.answers,
+        why,
+        *_sizes(j.ex.answers[k], state),
+        tensors=_forward(state, j.answers),
+    )
+    return _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
 
 
 def _held(row: dict, why: str | None) -> dict:

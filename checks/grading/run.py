@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,21 +94,68 @@ def run_notebook(
         plan = Plan(plan, [""] * len(plan.cells))
     if _stopped():  # Ctrl-C, or the dask client gave this task up: the submission's other notebooks
         return Run({}, {}, STOPPED, 0.0)
-    workdir.mkdir(parents=True, exist_ok=True)
-    nb_path, records, junit = (
-        workdir / "grading.ipynb",
-        workdir / "records.jsonl",
-        workdir / "junit.xml",
-    )
-    for p in (records, junit):
-        p.unlink(missing_ok=True)
-    nbformat.write(plan.nb, nb_path)
-    (workdir / "pytest.ini").write_text("[pytest]\n")
+    files = _write_grading_files(plan, workdir)
     private = Path(tempfile.mkdtemp(prefix="wb-", dir=_short_temp()))
     scratch, runtime = private / "s", private / "r"
     scratch.mkdir()
     runtime.mkdir()
-    kenv = sandbox.kernel_env(
+    kenv = _kernel_env(scratch, settings)
+    boxed = isolation(settings.sandbox) == "bwrap"
+    _write_kernelspec(files, scratch, runtime, kenv, boxed, hidden or [])
+    env = _runner_env(files, runtime)
+    cmd = _runner_argv(plan, settings, files, boxed)
+    limits = _child_limits(settings.memory_mb * 2**20, os.getpid())
+    started, fault = time.monotonic(), None
+    try:
+        fault = _run_runner(cmd, files, env, limits, started, settings)
+        if boxed and not files.records.exists():  # the kernel never ran a cell: ask the sandbox why
+            fault = sandbox.kernel_problem(scratch, runtime, kenv, hidden or []) or fault
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    run = _collected(files, plan, fault)
+    run.seconds = time.monotonic() - started
+    return run
+
+
+@dataclass(frozen=True)
+class _Files:
+    """A grading run's files in its working folder: the notebook, the test runner's and the
+    records."""
+
+    workdir: Path
+
+    @property
+    def notebook(self) -> Path:
+        return self.workdir / "grading.ipynb"
+
+    @property
+    def records(self) -> Path:
+        return self.workdir / "records.jsonl"
+
+    @property
+    def junit(self) -> Path:
+        return self.workdir / "junit.xml"
+
+    @property
+    def ini(self) -> Path:
+        return self.workdir / "pytest.ini"
+
+
+def _write_grading_files(plan: Plan, workdir: Path) -> _Files:
+    """The grading notebook and the test runner's configuration written in ``workdir``, a former
+    run's records and report removed."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    files = _Files(workdir)
+    for p in (files.records, files.junit):
+        p.unlink(missing_ok=True)
+    nbformat.write(plan.nb, files.notebook)
+    files.ini.write_text("[pytest]\n")
+    return files
+
+
+def _kernel_env(scratch: Path, settings: Settings) -> dict[str, str]:
+    """The kernel's environment: the sandbox's, with the run's seed, batch size and steps."""
+    return sandbox.kernel_env(
         scratch,
         {
             "WORKBOOK_SEED": str(settings.seed),
@@ -115,11 +163,28 @@ def run_notebook(
             "WORKBOOK_STEPS": str(settings.steps),
         },
     )
-    boxed = isolation(settings.sandbox) == "bwrap"
+
+
+def _write_kernelspec(
+    files: _Files,
+    scratch: Path,
+    runtime: Path,
+    kenv: dict[str, str],
+    boxed: bool,
+    hidden: list[Path],
+) -> None:
+    """The kernel the test runner starts: in bubblewrap where ``boxed`` (``hidden`` out of its
+    sight), else a plain process with ``kenv``."""
     if boxed:
-        sandbox.write_kernelspec(workdir, sandbox.argv(scratch, runtime, kenv, hidden or []))
+        sandbox.write_kernelspec(files.workdir, sandbox.argv(scratch, runtime, kenv, hidden))
     else:
-        sandbox.write_kernelspec(workdir, sandbox.plain_argv(scratch), kenv)
+        sandbox.write_kernelspec(files.workdir, sandbox.plain_argv(scratch), kenv)
+
+
+def _runner_env(files: _Files, runtime: Path) -> dict[str, str]:
+    """The test runner's environment: this process's, without the settings of other test runs,
+    Jupyter's folders in the working folder, and only the plugins asked for."""
+    workdir = files.workdir
     env = {
         k: v
         for k, v in os.environ.items()
@@ -134,7 +199,13 @@ def run_notebook(
         PYTHONDONTWRITEBYTECODE="1",
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
     )
-    cmd = [
+    return env
+
+
+def _runner_argv(plan: Plan, settings: Settings, files: _Files, boxed: bool) -> list[str]:
+    """The test runner's command line: pytest with nbval and the grader's plugin, on the grading
+    notebook."""
+    return [
         sys.executable,
         "-m",
         "pytest",
@@ -142,7 +213,7 @@ def run_notebook(
         "checks.grading.plugin",
         "-p",
         "nbval.plugin",
-        f"--grade-records={records}",
+        f"--grade-records={files.records}",
         *(["--grade-ipc"] if boxed else []),
         f"--grade-cells={','.join(map(str, sorted({*plan.records, *plan.states})))}",
         f"--grade-cell-bytes={(LEARNER_CELL_BYTES if plan.learner else MAX_CELL_BYTES)}",
@@ -153,53 +224,63 @@ def run_notebook(
         "no:cacheprovider",
         "-q",
         "--tb=no",
-        f"--junitxml={junit}",
+        f"--junitxml={files.junit}",
         "-c",
-        str(workdir / "pytest.ini"),
+        str(files.ini),
         "--rootdir",
-        str(workdir),
-        str(nb_path),
+        str(files.workdir),
+        str(files.notebook),
     ]
-    limit = settings.memory_mb * 2**20
 
-    parent = os.getpid()
 
-    # in the child: its own process group, and a cap on memory for it and the kernel
+def _child_limits(limit: int, parent: int) -> Callable[[], None]:
+    """What the test runner does first, in the child: its own process group, a cap of ``limit``
+    bytes on memory for it and the kernel, and death with the grader's process ``parent``."""
+
     def limits() -> None:
         os.setsid()
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         _die_with(parent)
 
-    started, fault = time.monotonic(), None
-    try:
-        with open(workdir / "pytest.log", "wb") as log:
-            proc = subprocess.Popen(
-                cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits
-            )
-            _RUNNING[proc.pid] = getattr(TASK, "name", None)
-            try:
-                limit_s = settings.notebook_timeout or NOTEBOOK_TIMEOUT
-                fault = _watch(proc, started + limit_s, limit_s)
-            finally:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                _RUNNING.pop(proc.pid, None)
-        if boxed and not records.exists():  # the kernel never ran a cell: ask the sandbox why
-            fault = sandbox.kernel_problem(scratch, runtime, kenv, hidden or []) or fault
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
-    errors, seconds = _cells(junit)
+    return limits
+
+
+def _run_runner(
+    cmd: list[str],
+    files: _Files,
+    env: dict[str, str],
+    limits: Callable[[], None],
+    started: float,
+    settings: Settings,
+) -> str | None:
+    """The test runner run to its end (its output in ``pytest.log``), killed with its process
+    group at the notebook's time limit or its kernel's death; the run's fault, if any."""
+    with open(files.workdir / "pytest.log", "wb") as log:
+        proc = subprocess.Popen(
+            cmd, cwd=files.workdir, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=limits
+        )
+        _RUNNING[proc.pid] = getattr(TASK, "name", None)
+        try:
+            limit_s = settings.notebook_timeout or NOTEBOOK_TIMEOUT
+            return _watch(proc, started + limit_s, limit_s)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            _RUNNING.pop(proc.pid, None)
+
+
+def _collected(files: _Files, plan: Plan, fault: str | None) -> Run:
+    """The run as the test runner's report and the records tell it (its time not set yet)."""
+    errors, seconds = _cells(files.junit)
     run = Run({}, errors, fault, 0.0, cell_seconds=seconds)
     try:
-        _read_records(records, plan, run)
+        _read_records(files.records, plan, run)
     except Exception as exc:  # a record the grader cannot read: nothing of it is kept
         run.fault = run.fault or f"the recorded answers could not be read ({type(exc).__name__})"
-    if run.fault is None and not junit.exists():
+    if run.fault is None and not files.junit.exists():
         run.fault = "the notebook did not run to the end (the kernel or the test runner died)"
-
-    run.seconds = time.monotonic() - started
     return run
 
 
