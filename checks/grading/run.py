@@ -123,29 +123,22 @@ class _Files:
     records."""
 
     workdir: Path
+    notebook: Path
+    records: Path
+    junit: Path
+    ini: Path
 
-    @property
-    def notebook(self) -> Path:
-        return self.workdir / "grading.ipynb"
-
-    @property
-    def records(self) -> Path:
-        return self.workdir / "records.jsonl"
-
-    @property
-    def junit(self) -> Path:
-        return self.workdir / "junit.xml"
-
-    @property
-    def ini(self) -> Path:
-        return self.workdir / "pytest.ini"
+    @classmethod
+    def of(cls, workdir: Path) -> _Files:
+        names = ("grading.ipynb", "records.jsonl", "junit.xml", "pytest.ini")
+        return cls(workdir, *(workdir / n for n in names))
 
 
 def _write_grading_files(plan: Plan, workdir: Path) -> _Files:
     """The grading notebook and the test runner's configuration written in ``workdir``, a former
     run's records and report removed."""
     workdir.mkdir(parents=True, exist_ok=True)
-    files = _Files(workdir)
+    files = _Files.of(workdir)
     for p in (files.records, files.junit):
         p.unlink(missing_ok=True)
     nbformat.write(plan.nb, files.notebook)
