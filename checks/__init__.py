@@ -36,6 +36,7 @@ _WHERE = {
     "hint": "checks.hints",
     "adamw_slips": "checks.optim",
     **dict.fromkeys(["drawn", "setting"], "checks.inputs"),
+    "training": "checks.loops",
     **dict.fromkeys(["check_numeric", "numgrad"], "checks.numeric"),
     **dict.fromkeys(["NotWritten", "WrongDtype", "require"], "checks.placeholders"),
 }
@@ -81,6 +82,7 @@ __all__ = [
     "results",
     "setting",
     "summary",
+    "training",
 ]
 
 install_hook()  # in IPython: a cell that uses an answer still `...` says so in one line

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 import checks
-from checks import Result, cmp, load_names, require, split_dataset
+from checks import Result, cmp, load_names, require, split_dataset, training
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 2147483647  # the notebooks' default WORKBOOK_SEED
@@ -127,7 +126,7 @@ def namespace(notebook: str, cells: dict[str, list[str]], data: Data) -> dict:
         torch=torch,
         F=F,
         math=math,
-        time=time,
+        training=training,
         require=require,
         seed=SEED,
         Xtr=data.Xtr,
