@@ -4,6 +4,11 @@ stopped cleanly by Kernel > Interrupt; and no learner cell carries that machiner
 from __future__ import annotations
 
 import ast
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 
 import nbformat
 import pytest
@@ -47,6 +52,36 @@ def test_an_interrupt_in_the_loop_ends_the_block_and_keeps_the_losses(capsys):
     assert run.done == 7
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "stopped after 7 steps; the parameters keep what they learned"
+
+
+def test_a_sigint_as_kernel_interrupt_sends_it_stops_the_loop_and_the_cell_goes_on():
+    """Kernel > Interrupt is a SIGINT to the kernel: Python raises KeyboardInterrupt wherever the
+    loop is, in its body or in the steps' own code."""
+    script = textwrap.dedent("""
+        import time
+        from checks import training
+        lossi = []
+        with training(range(10**9), every=10**9) as run:
+            for i in run:
+                time.sleep(0.001)
+                lossi.append(i)
+                run.show(loss=1.0)
+        print("kept", len(lossi), "done", run.done, flush=True)
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-c", script], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the first step's line: the loop is running
+    assert first.split()[:3] == ["0/1000000000:", "loss", "1.0000"], first
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    stopped, kept = out.splitlines()
+    _, n, _, done = kept.split()
+    assert stopped == f"stopped after {done} steps; the parameters keep what they learned"
+    assert int(n) >= 1 and int(done) in (int(n) - 1, int(n))  # a step stopped after its append
 
 
 def test_an_interrupt_stops_a_silent_run_too(capsys):
