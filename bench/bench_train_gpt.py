@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_train import CountOps, header, op_breakdown, percentile  # noqa: E402
 
-from checks import load_names, require, split_dataset  # noqa: E402
+from checks import load_names, require, setting, split_dataset  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "05-transformer-backprop.ipynb"
 FUNCTIONS = {
@@ -121,6 +121,7 @@ def notebook_scope() -> dict:
         "math": math,
         "os": os,
         "require": require,
+        "setting": setting,
         "load_names": load_names,
         "split_dataset": split_dataset,
     }
