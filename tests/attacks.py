@@ -216,9 +216,10 @@ except Exception as _e:
     )
 
 
-def read_reference_cache(out: str, seconds: float = 15) -> str:
-    """Attack 3: the grader's reference values (``.reference/*.pt``), under the real out folder
-    and anywhere under ``/`` (for ``seconds``); each answer is the reference's value."""
+def read_reference_cache(folders: list[str], seconds: float = 15) -> str:
+    """Attack 3: the grader's reference values (``*.pt``) in ``folders`` (where the grader keeps
+    them: its cache, ``.reference`` under the out folder) and in any ``.reference`` folder under
+    ``/`` (for ``seconds``); each answer is the reference's value."""
     return f"""
 import glob
 import os
@@ -229,7 +230,7 @@ import torch
 _REF = {{}}  # check id -> the grader's expected value
 _deadline = time.monotonic() + {seconds!r}
 try:
-    _found = glob.glob(os.path.join({out!r}, ".reference", "*.pt"))
+    _found = [f for _d in {folders!r} for f in glob.glob(os.path.join(_d, "*.pt"))]
     for _top, _dirs, _files in os.walk("/"):
         if time.monotonic() > _deadline:
             break

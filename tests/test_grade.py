@@ -97,7 +97,8 @@ def make_submissions(root):
     save("grace-huge-allocation", prepend(filled(), "cmp('probs'", "big = torch.ones(10**11)"))
     save(
         "heidi-output-flood",
-        prepend(filled(), "cmp('probs'", "for i in range(5_000_000):\n    print('flood', i)"),
+        # 13 MB of text: 13 times what a cell may print (checks.grading.outputs.TEXT_BYTES)
+        prepend(filled(), "cmp('probs'", "for i in range(1_000_000):\n    print('flood', i)"),
     )
     ivan = filled()
     ivan.cells.remove(cell_with(ivan, "cmp('probs'"))

@@ -27,11 +27,10 @@ from checks.authoring.student import ROOT
 from checks.grading.cli import main
 from checks.grading.grader import Grader, grade
 from checks.grading.sandbox import bwrap
-from checks.grading.settings import Settings
 from tests import answers01 as t1
 from tests import attacks
 from tests.notebooks import ANSWERS, fill
-from tests.submissions import NAME, STUDENT, cell_with, filled, prepend
+from tests.submissions import CLASS, NAME, STUDENT, cell_with, filled, prepend
 
 pytestmark = pytest.mark.skipif(
     bwrap() is None,
@@ -39,7 +38,8 @@ pytestmark = pytest.mark.skipif(
     "would run as the user (and the write attacks hit the repository)",
 )
 
-SETTINGS = Settings(seed=987654, batch=20, steps=20, cell_timeout=30, notebook_timeout=400, jobs=2)
+# the settings of the other class fixtures: the session's reference runs and calibrations serve
+SETTINGS = CLASS
 NB01 = "01-scalar-autograd.ipynb"
 HOME = Path.home().resolve()
 MARK = f"sealed-{uuid.uuid4().hex[:12]}"  # in the files the attacks make, and the children's argv
@@ -157,9 +157,10 @@ def nb01_literals() -> nbformat.NotebookNode:
     return t1.fill_value_class(fill(t1.read("notebooks"), answers))
 
 
-def created(out: Path) -> list[str]:
+def created(out: Path, cache: Path) -> list[str]:
     """The files the write attack tries to create."""
     paths = [
+        cache / f"{MARK}.pt",
         HOME / f"{MARK}.txt",
         ROOT / "checks" / f"{MARK}.py",
         ROOT / "checks" / "__pycache__" / f"{MARK}.pyc",
@@ -176,7 +177,7 @@ def marker_folders(out: Path) -> list[Path]:
     return [out, HOME, Path("/tmp"), ROOT]
 
 
-def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, Path]:
+def make_class(root: Path, out: Path, cache: Path, reference_files: list[Path]) -> dict[str, Path]:
     subs = {}
 
     def save(name, nb, notebook=NAME):
@@ -185,6 +186,7 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
         subs[name] = root / name
 
     first = attacks.prepend_to_first_answer
+    kept = [str(cache), str(out / ".reference")]  # where this grader keeps them, and the default
     save("aaron-honest", filled())
     save("att01-recorder-hijack", first(blank(), attacks.HIJACK))
     save(
@@ -193,7 +195,7 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
     )
     save(
         "att03-reference-cache",
-        first(attacks.guard_every_answer_cell(blank()), attacks.read_reference_cache(str(out))),
+        first(attacks.guard_every_answer_cell(blank()), attacks.read_reference_cache(kept)),
     )
     save(
         "att04-solutions",
@@ -207,7 +209,7 @@ def make_class(root: Path, out: Path, reference_files: list[Path]) -> dict[str, 
         out / "grades.csv",
         out / "totals.csv",
     ]
-    writes = attacks.write_everything(list(map(str, targets)), created(out), MARK)
+    writes = attacks.write_everything(list(map(str, targets)), created(out, cache), MARK)
     save("att05-writes", first(blank(), writes))
     places = list(map(str, marker_folders(out)))
     loop = attacks.child_loop(str(out), places, "att06-detached-children")
@@ -262,14 +264,12 @@ def split_and_chatty(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def fingerprint(out: Path) -> dict[str, str]:
-    """sha256 of every file the learners must not change (compiled bytecode aside)."""
+def fingerprint(reference_files: list[Path]) -> dict[str, str]:
+    """sha256 of every file the learners must not change (compiled bytecode aside): the
+    repository's and this class's reference values (the session's cache holds other graders'
+    files, made and read while this class is graded)."""
     files = [p for d in WATCHED for p in (ROOT / d).rglob("*") if "__pycache__" not in p.parts]
-    # (``*.calibrated``: the solutions' graded runs, written by the grader before any learner;
-    # ``*.lock``: empty, one grader at a time making them)
-    files += [
-        p for p in (out / ".reference").rglob("*") if p.suffix not in (".calibrated", ".lock")
-    ]
+    files += reference_files
     return {
         str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files) if p.is_file()
     }
@@ -290,16 +290,17 @@ def marked_processes() -> dict[int, str]:
 
 
 @pytest.fixture(scope="module")
-def sealed(tmp_path_factory):
+def sealed(tmp_path_factory, reference_cache):
     root = tmp_path_factory.mktemp("sealed-submissions")
     out = tmp_path_factory.mktemp("sealed-grades").resolve()
-    grader = Grader(out, dataclasses.replace(SETTINGS, sandbox="none"))
-    for ex in grader.exercises.values():  # the reference values are there before any learner runs
-        if ex.name in (NAME, NB01):
-            grader.reference(ex)
-    reference_files = sorted((out / ".reference").glob("*.pt"))
-    subs = make_class(root, out, reference_files)
-    before = fingerprint(out)
+    cache = reference_cache.resolve()
+    grader = Grader(out, dataclasses.replace(SETTINGS, sandbox="none"), cache=cache)
+    graded = [ex for ex in grader.exercises.values() if ex.name in (NAME, NB01)]
+    for ex in graded:  # the reference values are there before any learner runs
+        grader.reference(ex)
+    reference_files = [grader.cache_of(ex) for ex in graded]
+    subs = make_class(root, out, cache, reference_files)
+    before = fingerprint(reference_files)
     seen: dict[int, str] = {}
     stop = threading.Event()
 
@@ -312,16 +313,16 @@ def sealed(tmp_path_factory):
     log: list[str] = []
     started = time.monotonic()
     try:
-        rows = grade(list(subs.values()), out, SETTINGS, progress=log.append)
+        rows = grade(list(subs.values()), out, SETTINGS, progress=log.append, cache=cache)
     finally:
         stop.set()
         watcher.join()
     seconds = time.monotonic() - started
     time.sleep(1.0)  # a child that got out would have rewritten totals.csv by now
-    after = fingerprint(out)
+    after = fingerprint(reference_files)
     alive = marked_processes()
     markers = [f / f"{m}.txt" for f in marker_folders(out) for m in (POPEN_MARK, DAEMON_MARK)]
-    left = [p for p in [*map(Path, created(out)), *markers] if p.exists()]
+    left = [p for p in [*map(Path, created(out, cache)), *markers] if p.exists()]
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     with open(out / "totals.csv") as f:
         totals = list(csv.DictReader(f))
@@ -330,6 +331,8 @@ def sealed(tmp_path_factory):
     yield SimpleNamespace(
         subs=subs,
         out=out,
+        cache=cache,
+        reference_files=reference_files,
         rows=rows,
         log=log,
         seconds=seconds,
@@ -429,7 +432,8 @@ def test_reading_the_grading_notebook_finds_no_solution(sealed):
 
 
 def test_the_reference_values_are_out_of_reach(sealed):
-    """3. ``.reference/*.pt`` under the out folder and under ``/``."""
+    """3. The reference values in the grader's cache, in ``.reference/`` under the out folder and
+    anywhere under ``/``."""
     mine = rows_of(sealed, "att03-reference-cache")
     assert not passed(mine), passed(mine)
 
@@ -444,7 +448,7 @@ def test_the_reading_attacks_work_where_the_files_can_be_read(sealed):
     """Run in the grader's own process, the search code of attacks 3 and 4 does find the
     reference values and the solutions: what stops them in the class run is the sandbox."""
     ns: dict = {}
-    exec(attacks.read_reference_cache(str(sealed.out), seconds=0), ns)
+    exec(attacks.read_reference_cache([str(sealed.cache)], seconds=0), ns)
     assert set(attacks.CHECKS) <= set(ns["_REF"])
     ns = {}
     exec(attacks.read_solutions(str(ROOT)), ns)
@@ -553,21 +557,12 @@ def test_self_check_of_the_hijacked_recorder_fails(sealed, tmp_path, monkeypatch
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     cache = tmp_path / "cache" / "backprop-workbook" / "reference"
     cache.mkdir(parents=True)
-    for p in (sealed.out / ".reference").glob("03-*.pt"):  # same seed, batch, steps: no second run
+    for p in sealed.reference_files:  # the same seed, batch and steps: no second run
         shutil.copy(p, cache / p.name)
     path = sealed.subs["att01-recorder-hijack"] / NAME
-    args = [
-        "--seed",
-        "987654",
-        "--batch",
-        "20",
-        "--steps",
-        "20",
-        "--cell-timeout",
-        "30",
-        "--jobs",
-        "1",
-    ]
+    s = SETTINGS
+    args = ["--seed", str(s.seed), "--batch", str(s.batch), "--steps", str(s.steps)]
+    args += ["--cell-timeout", str(s.cell_timeout), "--jobs", "1"]
     assert main(["--self", str(path), "--fail-under", "1.0", *args]) == 1
     shown = capsys.readouterr()
     assert "0 / 35 checks pass" in shown.out, shown.out
