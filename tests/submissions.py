@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import nbformat
 
@@ -19,6 +21,24 @@ NAME = STUDENT.name
 # room for the solutions' slowest cell (notebook 01's training) with another test on each CPU
 # (pytest -n auto); an infinite loop costs one job slot that long
 CLASS = Settings(steps=20, cell_timeout=45, notebook_timeout=300, jobs=2)
+
+
+def options(s: Settings) -> list[str]:
+    """The command line's options for ``s`` (all but ``jobs``: what its reference values and its
+    calibrations are kept by)."""
+    named = {"seed": s.seed, "batch": s.batch, "steps": s.steps, "cell-timeout": s.cell_timeout}
+    named.update({"notebook-timeout": s.notebook_timeout, "memory-mb": s.memory_mb})
+    return [x for k, v in named.items() for x in (f"--{k}", str(v))] + ["--sandbox", s.sandbox]
+
+
+def keep_references(cache: Path, folder: Path, *stems: str) -> None:
+    """Copy the reference values and calibrations of the notebooks ``stems``
+    (``02-tensor-backprop``) from ``cache`` into ``folder``: a run there with the same settings
+    makes neither again."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem in stems:
+        for kept in [*cache.glob(f"{stem}-*.pt"), *cache.glob(f"{stem}-*.calibrated")]:
+            shutil.copy(kept, folder / kept.name)
 
 
 def filled(**override) -> nbformat.NotebookNode:

@@ -16,6 +16,7 @@ import pytest
 from checks.grading.grader import grade
 from checks.grading.settings import Settings
 from checks.paths import NOTEBOOKS
+from tests.submissions import keep_references, options
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -156,8 +157,8 @@ def processes_under(folder: Path) -> list[str]:
 @pytest.mark.parametrize("executor", ["dask", "local"])
 def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executor):
     """Ctrl-C in the terminal (SIGINT to the grader's process group, dask's workers included) while
-    two learners' kernels sit in a 200 s cell: the grader exits, and within seconds nothing it
-    started (pytest, the sandbox, the kernel) is left running."""
+    two learners' kernels sit in a 200 s cell (the cell timeout: 60 s): the grader exits, and
+    within seconds nothing it started (pytest, the sandbox, the kernel) is left running."""
     import shutil
     import subprocess
     import sys
@@ -173,27 +174,10 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
     out = tmp_path / "out"
     # short: the kernels' sockets live under it
     scratch = Path(tempfile.mkdtemp(prefix="wbc-", dir="/tmp"))
-    shutil.copytree(cache, out / ".reference")
-    cmd = [
-        sys.executable,
-        "-m",
-        "checks.grade",
-        *map(str, subs),
-        "--out",
-        str(out),
-        "--executor",
-        executor,
-        "--jobs",
-        "2",
-        "--seed",
-        str(SETTINGS.seed),
-        "--batch",
-        str(SETTINGS.batch),
-        "--steps",
-        str(SETTINGS.steps),
-        "--cell-timeout",
-        "300",
-    ]
+    # the same settings: the reference values and the solution's calibration are kept
+    keep_references(cache, out / ".reference", Path(NB2).stem)
+    cmd = [sys.executable, "-m", "checks.grade", *map(str, subs), "--out", str(out)]
+    cmd += ["--executor", executor, "--jobs", "2", *options(SETTINGS)]
     # every folder the runs make, so every process names it
     env = {**os.environ, "TMPDIR": str(scratch)}
     proc = subprocess.Popen(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import csv
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -18,7 +19,15 @@ from tests import answers01 as t1
 from tests import answers02 as t2
 from tests.notebooks import ANSWERS, fill
 from tests.submissions import CLASS as SETTINGS
-from tests.submissions import NAME, STUDENT, cell_with, filled, prepend
+from tests.submissions import (
+    NAME,
+    STUDENT,
+    cell_with,
+    filled,
+    keep_references,
+    options,
+    prepend,
+)
 
 
 def hard_coded_dlogprobs() -> str:
@@ -314,16 +323,19 @@ def test_self_check_on_a_notebook_of_no_exercise_exits_2_before_any_run(
     assert main(["--self", str(tmp_path / "missing.ipynb")]) == 2
 
 
-def test_a_relative_out_folder_works(graded, tmp_path, monkeypatch):
+def test_a_relative_out_folder_works(graded, reference_cache, tmp_path, monkeypatch, capsys):
     subs, *_ = graded
     work = tmp_path / "course"
     (work / "subs" / "zoe").mkdir(parents=True)
     (work / "subs" / "zoe" / "02-tensor-backprop.ipynb").write_bytes(
         (subs["zoe-notebooks-01-02"] / "02-tensor-backprop.ipynb").read_bytes()
     )
+    # the class's settings: its reference values and calibration, kept where grades/ keeps them
+    keep_references(reference_cache, work / "grades" / ".reference", "02-tensor-backprop")
     monkeypatch.chdir(work)
-    args = ["subs/zoe", "--out", "grades/", "--steps", "20", "--cell-timeout", "15", "--jobs", "1"]
-    assert main(args) == 0
+    assert main(["subs/zoe", "--out", "grades/", "--jobs", "1", *options(SETTINGS)]) == 0
+    said = capsys.readouterr().err  # neither made again
+    assert "from the cache" in said and "grading the solution" not in said, said
     with open(work / "grades" / "grades.csv") as f:
         table = list(csv.DictReader(f))
     assert table and all(r["passed"] == "true" for r in table), table
@@ -397,7 +409,6 @@ def test_two_copies_of_one_exercise_grade_the_one_named_like_it(graded):
 
 
 def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, reference_cache, tmp_path):
-    import shutil
     import signal
     import subprocess
     import sys
@@ -405,29 +416,11 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, reference_cache, tm
 
     subs, *_ = graded
     mine = tmp_path / "out"
-    # the same seed, batch and steps: the reference is cached
-    (mine / ".reference").mkdir(parents=True)
-    for kept in reference_cache.glob("*.pt"):
-        shutil.copy(kept, mine / ".reference")
-    cmd = [
-        sys.executable,
-        "-m",
-        "checks.grade",
-        str(subs["erin-infinite-loop"]),
-        str(subs["alice-complete"]),
-        "--out",
-        str(mine),
-        "--steps",
-        "20",
-        "--cell-timeout",
-        "300",
-        "--jobs",
-        "1",
-        "--seed",
-        str(SETTINGS.seed),
-        "--batch",
-        str(SETTINGS.batch),
-    ]
+    # the same settings: the reference values and the solution's calibration are kept
+    keep_references(reference_cache, mine / ".reference", Path(NAME).stem)
+    learners = [str(subs["erin-infinite-loop"]), str(subs["alice-complete"])]
+    cmd = [sys.executable, "-m", "checks.grade", *learners, "--out", str(mine), "--jobs", "1"]
+    cmd += options(SETTINGS)
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -436,7 +429,7 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, reference_cache, tm
         time.sleep(0.5)  # until the first submission's run has started
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
-    text, _ = proc.communicate(timeout=60)  # stops well before the 300 s cell timeout
+    text, _ = proc.communicate(timeout=60)  # erin's loop is cut (0 of 2 graded), not timed out
     assert proc.returncode == 130, text
     assert "stopped: 0 of 2 submissions graded" in text and "interrupted" in text
     assert (mine / "grades.csv").exists() and (mine / "report.md").exists()
