@@ -36,7 +36,8 @@ PASS, ERROR = "pass", "error"
 REPORT_WORDS: dict[str, str] = {
     PASS: "a row that passed (Gradescope's output)",
     ERROR: (
-        "a row that failed with no mistake word: the grader's reason says why (no value "
-        "recorded, the cell raised, the kernel died, the notebook ran out of time)"
+        "a row that failed with no mistake word (report.md's common mistakes, the pages, "
+        "Gradescope): the reason says why (no value recorded, the cell raised, the kernel died, "
+        "the notebook ran out of time)"
     ),
 }
