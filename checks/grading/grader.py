@@ -131,7 +131,7 @@ class Grader:
         run = run_notebook(
             assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
         )
-        # an answer recorded without a value (deleted, raised) is never cached
+        # an answer recorded without a value (or none recorded) is never cached
         missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), NoValue)]
         if missing or run.fault or run.cell_errors or len(run.states) < len(ex.answers):
             lacks = f"recorded no value for {listed(missing)}" if missing else "failed"
@@ -185,7 +185,9 @@ class Grader:
                 said[check] = "; ".join(x for x in (said.get(check), cut) if x)
         rows = [
             dataclasses.replace(
-                r.of(submission, ex.name),
+                r,
+                submission=submission,
+                notebook=ex.name,
                 hints=hints.get(r.check, ""),
                 note="; ".join(x for x in (r.note, said.get(r.check)) if x),
             )
