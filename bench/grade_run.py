@@ -39,7 +39,7 @@ def main() -> None:
     started = time.monotonic()
     rows = grade(a.submissions, a.out, settings, progress=lambda s: None, cache=a.cache, **extra)
     wall = time.monotonic() - started
-    passed = sum(r["passed"] == "true" for r in rows)
+    passed = sum(_passed(r) for r in rows)
     print(
         json.dumps(
             {
@@ -50,6 +50,11 @@ def main() -> None:
             }
         )
     )
+
+
+def _passed(row: object) -> bool:
+    """Whether a row passed: a ``Row``'s ``passed``, or an earlier grader's string column."""
+    return row["passed"] == "true" if isinstance(row, dict) else bool(row.passed)
 
 
 if __name__ == "__main__":

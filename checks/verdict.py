@@ -208,12 +208,12 @@ class Result:
         except Exception:  # a picture is a help, never a reason to fail
             return ""
 
-    def row(self) -> dict[str, str]:
-        """The grader's columns: passed, mistake, reason (hint and worst element), note, and
-        feedback (the reason as the learner may read it)."""
+    def row(self) -> dict[str, Any]:
+        """The grader's columns (``checks.grading.rows.Row``'s): passed (a bool), mistake, reason
+        (hint and worst element), note, and feedback (the reason as the learner may read it)."""
         reason = "" if self.ok else " ".join(p for p in (self.hint, self.where) if p)
         return {
-            "passed": "true" if self.ok else "false",
+            "passed": self.ok,
             "mistake": self.mistake or "",
             "reason": reason,
             "note": "; ".join(f"{n.word}: {n.text}" for n in self.notes),

@@ -28,7 +28,7 @@ class Graded:
 
     def of(self, submission: str) -> dict[str, dict]:
         """``submission``'s rows by check."""
-        return {r["check"]: r for r in self.rows if r["submission"] == submission}
+        return {r.check: r for r in self.rows if r.submission == submission}
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,9 @@
-"""Rows of grades.csv as the grader writes them, and the names a learner can choose to attack a
-report with."""
+"""Rows as the grader makes them (``checks.grading.rows.Row``, grades.csv's rows as data), and the
+names a learner can choose to attack a report with."""
 
 from __future__ import annotations
+
+from checks.grading.rows import Row
 
 # what a learner can choose: a folder name, an LMS display name, a notebook's file name
 HOSTILE = [
@@ -27,15 +29,15 @@ def row(
     reason: str = "",
     note: str = "",
     feedback: str | None = None,
-) -> dict:
-    """A row of grades.csv as the grader writes it."""
-    return {
-        "submission": sub,
-        "notebook": nb,
-        "check": check,
-        "passed": "true" if passed else "false",
-        "mistake": mistake,
-        "reason": reason,
-        "note": note,
-        "feedback": reason if feedback is None else feedback,
-    }
+) -> Row:
+    """A row as the grader makes it (its feedback the reason unless given)."""
+    return Row(
+        submission=sub,
+        notebook=nb,
+        check=check,
+        passed=passed,
+        mistake=mistake,
+        reason=reason,
+        note=note,
+        feedback=reason if feedback is None else feedback,
+    )

@@ -359,13 +359,13 @@ def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path, re
     nbformat.write(substitute(student_copy(), LECTURE), subs["honest-lecture"] / name)
     out = tmp_path / "out"
     rows = grade(list(subs.values()), out, CLASS, progress=lambda *a: None, cache=reference_cache)
-    by = {(r["submission"], r["check"]): r for r in rows}
+    by = {(r.submission, r.check): r for r in rows}
     for answer in attacks.ROUTES:
         row = by[("att-routes", f"ex1/{answer}")]
-        assert row["passed"] == "false" and row["mistake"] == "review", row
-    honest = [r for r in rows if r["submission"].startswith("honest")]
+        assert not row.passed and row.mistake == "review", row
+    honest = [r for r in rows if r.submission.startswith("honest")]
     assert len(honest) == 35, len(honest)
-    held = [r for r in honest if r["passed"] != "true" or "review" in (r["mistake"], r["note"])]
+    held = [r for r in honest if not r.passed or "review" in (r.mistake, r.note)]
     assert held == [], held[:3]
 
 

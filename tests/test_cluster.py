@@ -63,10 +63,10 @@ def test_dask_gives_the_local_executors_rows_byte_for_byte(graded):
     ).read_bytes()
     assert (root / "local" / "report.md").read_bytes() == (root / "dask" / "report.md").read_bytes()
     assert any(s.startswith("dask: a local cluster of 2 workers at tcp://127.0.0.1:") for s in said)
-    passed = {(r["submission"], r["check"]) for r in on_dask if r["passed"] == "true"}
+    passed = {(r.submission, r.check) for r in on_dask if r.passed}
     assert passed == {("ann", "ex1/dY")}
-    bob = {r["check"]: r for r in on_dask if r["submission"] == "bob"}
-    assert bob["ex1/dY"]["mistake"] == "sign" and "not one of the exercises" in bob["-"]["reason"]
+    bob = {r.check: r for r in on_dask if r.submission == "bob"}
+    assert bob["ex1/dY"].mistake == "sign" and "not one of the exercises" in bob["-"].reason
     assert (
         "02-tensor-backprop-copy.ipynb (graded: 02-tensor-backprop.ipynb)"
         in (root / "dask" / "report.md").read_text()
@@ -126,14 +126,11 @@ def test_a_worker_that_dies_gives_its_submission_a_row_and_the_rest_finish(grade
         watcher.close()
         cluster.close()
     assert killed
-    bob = [r for r in rows if r["submission"] == "bob"]
+    bob = [r for r in rows if r.submission == "bob"]
     assert len(bob) == 3 and all(
-        r["passed"] == "false" and "the grading worker failed (KilledWorker" in r["reason"]
-        for r in bob
+        not r.passed and "the grading worker failed (KilledWorker" in r.reason for r in bob
     )
-    assert [r for r in rows if r["submission"] != "bob"] == [
-        r for r in local if r["submission"] != "bob"
-    ]
+    assert [r for r in rows if r.submission != "bob"] == [r for r in local if r.submission != "bob"]
 
 
 def processes_under(folder: Path) -> list[str]:

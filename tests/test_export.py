@@ -280,8 +280,8 @@ def test_gradescope_applies_the_overrides_of_the_learner_who_handed_in(out, tmp_
         "ann@uni.example,,ex1/dprobs,0,not bob\n"
         "S-102,,ex1/dlogprobs,0.25,by student ID\n"
     )
-    bob_rows = [r for r in CLASS if r["submission"] == "bob smith"]
-    write_reports([{**r, "submission": "submission"} for r in bob_rows], out)
+    bob_rows = [r for r in CLASS if r.submission == "bob smith"]
+    write_reports([r.of("submission", r.notebook) for r in bob_rows], out)
     _metadata(root, email="bob@uni.example", id=4242, name="Bob Smith", sid="S-102")
     got = gradescope_results(gradescope_scores(out, root))
     by = {t["name"].split(" · ")[1]: t for t in got["tests"]}

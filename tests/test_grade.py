@@ -176,11 +176,11 @@ def graded(tmp_path_factory, grade_class):
 
 
 def rows_of(rows, sub):
-    return {r["check"]: r for r in rows if r["submission"] == sub}
+    return {r.check: r for r in rows if r.submission == sub}
 
 
 def failing(rows, sub):
-    return {c: r for c, r in rows_of(rows, sub).items() if r["passed"] != "true"}
+    return {c: r for c, r in rows_of(rows, sub).items() if not r.passed}
 
 
 def test_files_and_columns(graded):
@@ -205,13 +205,13 @@ def test_no_cascade_only_the_mistakes_fail(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "carol-two-mistakes")
     assert set(bad) == {"ex1/dbnvar", "ex1/dW2"}
-    assert bad["ex1/dbnvar"]["mistake"] == "sign" and bad["ex1/dW2"]["mistake"] == "transpose"
+    assert bad["ex1/dbnvar"].mistake == "sign" and bad["ex1/dW2"].mistake == "transpose"
 
 
 def test_invalid_json_gets_a_reason_per_check(graded):
     _, _, rows, _ = graded
     mine = rows_of(rows, "dave-invalid-json")
-    assert len(mine) == 35 and all("not a readable notebook" in r["reason"] for r in mine.values())
+    assert len(mine) == 35 and all("not a readable notebook" in r.reason for r in mine.values())
 
 
 @pytest.mark.parametrize(
@@ -224,8 +224,8 @@ def test_invalid_json_gets_a_reason_per_check(graded):
 def test_a_broken_cell_fails_only_its_check(graded, sub, needle):
     _, _, rows, _ = graded
     bad = failing(rows, sub)
-    assert set(bad) == {"ex1/dprobs"}, {c: r["reason"] for c, r in bad.items()}
-    assert needle in bad["ex1/dprobs"]["reason"]
+    assert set(bad) == {"ex1/dprobs"}, {c: r.reason for c, r in bad.items()}
+    assert needle in bad["ex1/dprobs"].reason
 
 
 def test_an_output_flood_is_cut_in_the_kernel_and_the_answer_still_counts(graded):
@@ -233,49 +233,47 @@ def test_an_output_flood_is_cut_in_the_kernel_and_the_answer_still_counts(graded
     ends in time, and the row says the output was cut."""
     _, _, rows, _ = graded
     assert not failing(rows, "heidi-output-flood")
-    assert "the grader cut" in rows_of(rows, "heidi-output-flood")["ex1/dprobs"]["note"]
+    assert "the grader cut" in rows_of(rows, "heidi-output-flood")["ex1/dprobs"].note
 
 
 def test_kernel_crash_is_reported_and_later_checks_not_reached(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "frank-kernel-crash")
     crash = bad["ex1/dprobs"]  # os._exit is not an answer's to call: held, the note says why
-    assert crash["mistake"] == "review" and "kernel" in crash["note"], crash
+    assert crash.mistake == "review" and "kernel" in crash.note, crash
     later = [r for c, r in bad.items() if c != "ex1/dprobs"]
-    assert later and all("not reached" in r["reason"] or "kernel" in r["reason"] for r in later)
-    assert rows_of(rows, "frank-kernel-crash")["ex1/dlogprobs"]["passed"] == "true"
+    assert later and all("not reached" in r.reason or "kernel" in r.reason for r in later)
+    assert rows_of(rows, "frank-kernel-crash")["ex1/dlogprobs"].passed
 
 
 def test_deleted_cell_is_missing_and_reordering_changes_nothing(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "ivan-deleted-and-reordered")
-    assert set(bad) == {"ex1/dprobs"} and bad["ex1/dprobs"]["mistake"] == "missing"
+    assert set(bad) == {"ex1/dprobs"} and bad["ex1/dprobs"].mistake == "missing"
 
 
 def test_wrong_exercise(graded):
     _, _, rows, _ = graded
     mine = rows_of(rows, "judy-wrong-exercise")
-    assert mine and all(
-        r["passed"] == "false" and "does not look like" in r["reason"] for r in mine.values()
-    )
+    assert mine and all(not r.passed and "does not look like" in r.reason for r in mine.values())
 
 
 def test_tampering_does_not_pass(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "mallory-tampered")
     assert set(bad) == {"ex1/dlogprobs", "ex1/dprobs", "ex1/dcounts_sum_inv"}, {
-        c: r["reason"] for c, r in bad.items()
+        c: r.reason for c, r in bad.items()
     }
     pasted = bad["ex1/dlogprobs"]  # numbers for batch 32, graded at batch 24: held, and wrong
-    assert pasted["mistake"] == "review" and "shape" in pasted["note"], pasted
+    assert pasted.mistake == "review" and "shape" in pasted.note, pasted
     copied = bad["ex1/dprobs"]  # a copy of probs.grad: held; .grad is wiped before learner code
-    assert copied["mistake"] == "review" and "AttributeError" in copied["note"], copied
+    assert copied.mistake == "review" and "AttributeError" in copied.note, copied
 
 
 def test_no_submission_affects_another(graded):
     _, _, rows, _ = graded
     assert not failing(rows, "alice-complete")
-    assert {r["submission"] for r in rows} == set(graded[0])
+    assert {r.submission for r in rows} == set(graded[0])
 
 
 def test_rerun_resumes_and_gives_the_same_file(graded, reference_cache):
@@ -343,24 +341,24 @@ def test_a_relative_out_folder_works(graded, reference_cache, tmp_path, monkeypa
 
 def test_the_other_notebooks_are_graded_too(graded):
     _, _, rows, _ = graded
-    mine = [r for r in rows if r["submission"] == "zoe-notebooks-01-02"]
+    mine = [r for r in rows if r.submission == "zoe-notebooks-01-02"]
     by_nb = {
-        nb: [r for r in mine if r["notebook"] == nb]
+        nb: [r for r in mine if r.notebook == nb]
         for nb in ("01-scalar-autograd.ipynb", "02-tensor-backprop.ipynb")
     }
     assert all(len(v) >= 15 for v in by_nb.values())
-    assert all(r["passed"] == "true" for r in mine), [r for r in mine if r["passed"] != "true"]
+    assert all(r.passed for r in mine), [r for r in mine if not r.passed]
     # repeated names get their own ids
-    assert len({(r["notebook"], r["check"]) for r in mine}) == len(mine)
+    assert len({(r.notebook, r.check) for r in mine}) == len(mine)
 
 
 def test_the_value_class_is_graded_operation_by_operation(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "yuri-value-bug")
     # x * x: 3 instead of 6
-    assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}
-    assert bad["ex3/mul_same"]["mistake"] == "missing-path"  # as the notebook says: used twice
-    assert rows_of(rows, "yuri-value-bug")["ex3/mul"]["passed"] == "true"
+    assert set(bad) == {"ex3/mul_same"}, {c: r.reason for c, r in bad.items()}
+    assert bad["ex3/mul_same"].mistake == "missing-path"  # as the notebook says: used twice
+    assert rows_of(rows, "yuri-value-bug")["ex3/mul"].passed
 
 
 def test_report_counts_mistakes(graded):
@@ -375,7 +373,7 @@ def test_grader_names_what_the_notebook_names(graded):
     _, _, rows, _ = graded
     mine = rows_of(rows, "olga-issue-11")
     bad = failing(rows, "olga-issue-11")
-    words = {c: r["mistake"] for c, r in bad.items()}
+    words = {c: r.mistake for c, r in bad.items()}
     assert words == {
         "ex1/dcounts": "missing-path",
         "ex1/dW1": "operand",
@@ -384,23 +382,21 @@ def test_grader_names_what_the_notebook_names(graded):
         "ex1/dprobs": "chain",
         "ex1/dnorm_logits": "chain",
         "ex3/dhprebn": "factor",
-    }, {c: r["reason"] for c, r in bad.items()}
-    assert "`hpreact.grad`" in bad["ex1/dhpreact"]["reason"], bad["ex1/dhpreact"]
-    assert "the factor `bngain` is missing" in bad["ex3/dhprebn"]["reason"]
-    assert "from above, `dlogprobs`, is missing" in bad["ex1/dprobs"]["reason"]
-    assert "`dembcat` where `embcat` belongs" in bad["ex1/dW1"]["reason"]
-    assert "through `counts_sum`" in bad["ex1/dcounts"]["reason"]
-    assert mine["ex1/dbnmeani"]["passed"] == "true" and mine["ex1/dbnmeani"]["note"].startswith(
-        "keepdim: "
-    )
-    assert all("\x1b" not in r["reason"] and "#x1B" not in r["reason"] for r in rows)
+    }, {c: r.reason for c, r in bad.items()}
+    assert "`hpreact.grad`" in bad["ex1/dhpreact"].reason, bad["ex1/dhpreact"]
+    assert "the factor `bngain` is missing" in bad["ex3/dhprebn"].reason
+    assert "from above, `dlogprobs`, is missing" in bad["ex1/dprobs"].reason
+    assert "`dembcat` where `embcat` belongs" in bad["ex1/dW1"].reason
+    assert "through `counts_sum`" in bad["ex1/dcounts"].reason
+    assert mine["ex1/dbnmeani"].passed and mine["ex1/dbnmeani"].note.startswith("keepdim: ")
+    assert all("\x1b" not in r.reason and "#x1B" not in r.reason for r in rows)
 
 
 def test_two_copies_of_one_exercise_grade_the_one_named_like_it(graded):
     _, out, rows, log = graded
     mine = rows_of(rows, "ursula-two-copies")
     assert len(mine) == 35 and not failing(rows, "ursula-two-copies")
-    assert {r["notebook"] for r in rows if r["submission"] == "ursula-two-copies"} == {NAME}
+    assert {r.notebook for r in rows if r.submission == "ursula-two-copies"} == {NAME}
     assert any("03-makemore-backprop-old.ipynb is another copy" in line for line in log)
     assert (
         "ursula-two-copies: 03-makemore-backprop-old.ipynb (graded: 03-makemore-backprop.ipynb)"
@@ -514,10 +510,8 @@ def test_the_report_names_the_seed_and_batch(graded):
 def test_a_cell_that_assigns_nothing_earns_nothing(graded):
     _, _, rows, _ = graded
     bad = failing(rows, "victor-assigns-nothing")
-    assert set(bad) == {"ex2/dlogits"}, {c: r["reason"] for c, r in bad.items()}
-    assert (
-        "dlogits" in bad["ex2/dlogits"]["reason"] and "not defined" in bad["ex2/dlogits"]["reason"]
-    )
+    assert set(bad) == {"ex2/dlogits"}, {c: r.reason for c, r in bad.items()}
+    assert "dlogits" in bad["ex2/dlogits"].reason and "not defined" in bad["ex2/dlogits"].reason
 
 
 def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
@@ -525,17 +519,15 @@ def test_a_cell_that_runs_autograd_is_marked_for_review(graded):
     mine = rows_of(rows, "wendy-runs-autograd")
     # a right value, but autograd ran in the cell: not credited until looked at
     row = mine["ex1/dprobs"]
-    assert row["passed"] == "false" and row["mistake"] == "review", row
+    assert not row.passed and row.mistake == "review", row
     assert (
-        row["reason"].startswith("the cell uses what an answer may not (")
-        and "backward" in row["reason"]
-        and row["note"]
+        row.reason.startswith("the cell uses what an answer may not (")
+        and "backward" in row.reason
+        and row.note
     )
-    assert not [c for c, r in mine.items() if r["mistake"] == "review" and c != "ex1/dprobs"]
+    assert not [c for c, r in mine.items() if r.mistake == "review" and c != "ex1/dprobs"]
     # the handed-out cells that run backward themselves (notebook 01) are not marked
-    assert not [
-        r for r in rows if r["submission"] == "zoe-notebooks-01-02" and r["mistake"] == "review"
-    ]
+    assert not [r for r in rows if r.submission == "zoe-notebooks-01-02" and r.mistake == "review"]
 
 
 def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded, reference_cache):
@@ -548,7 +540,7 @@ def test_a_right_fused_answer_after_a_slip_in_exercise_1_is_credited(graded, ref
     _, out, rows, _ = graded
     mine = rows_of(rows, "nina-slips-then-fuses")
     assert set(failing(rows, "nina-slips-then-fuses")) == {"ex1/dlogits", "ex1/dhprebn"}
-    assert mine["ex2/dlogits"]["mistake"] == mine["ex3/dhprebn"]["mistake"] == ""
+    assert mine["ex2/dlogits"].mistake == mine["ex3/dhprebn"].mistake == ""
     ex = load_exercise(ROOT / "solutions" / NAME)
     ref = torch.load(Grader(out, SETTINGS, cache=reference_cache).cache_of(ex), weights_only=True)
     given = {  # check -> the names its hand-in cell gives (restore's third argument)

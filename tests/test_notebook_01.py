@@ -387,17 +387,17 @@ def graded(grade_class):
 def test_the_grader_passes_a_right_notebook_01(graded):
     rows = graded["right"]
     # sections 1-2: 11 answers; the Value class: 10 probes; forward_backward(): 6 gradients
-    assert len(rows) == 11 + 10 + 6 and all(r["passed"] == "true" for r in rows.values()), [
-        r for r in rows.values() if r["passed"] != "true"
+    assert len(rows) == 11 + 10 + 6 and all(r.passed for r in rows.values()), [
+        r for r in rows.values() if not r.passed
     ]
     assert {"ex3/mul_same", "ex3/backward", "ex6/dW1"} <= set(rows)
 
 
 def test_the_grader_names_the_issues_slips(graded):
-    bad = {c: r for c, r in graded["equals"].items() if r["passed"] != "true"}
-    assert set(bad) == {"ex3/mul_same"}, {c: r["reason"] for c, r in bad.items()}
-    assert bad["ex3/mul_same"]["mistake"] == "missing-path"
-    assert "input 1 of `out` (mul)" in bad["ex3/mul_same"]["feedback"]
-    assert not any("`result`" in r["feedback"] or "`loss`" in r["feedback"] for r in bad.values())
-    bad = {c: r for c, r in graded["pre-order"].items() if r["passed"] != "true"}
-    assert set(bad) == {"ex3/backward"}, {c: r["reason"] for c, r in bad.items()}
+    bad = {c: r for c, r in graded["equals"].items() if not r.passed}
+    assert set(bad) == {"ex3/mul_same"}, {c: r.reason for c, r in bad.items()}
+    assert bad["ex3/mul_same"].mistake == "missing-path"
+    assert "input 1 of `out` (mul)" in bad["ex3/mul_same"].feedback
+    assert not any("`result`" in r.feedback or "`loss`" in r.feedback for r in bad.values())
+    bad = {c: r for c, r in graded["pre-order"].items() if not r.passed}
+    assert set(bad) == {"ex3/backward"}, {c: r.reason for c, r in bad.items()}

@@ -370,19 +370,17 @@ def graded(grade_class):
     }
     settings = Settings(steps=20, cell_timeout=60, notebook_timeout=600, jobs=2)
     rows = grade_class(learners, settings, NAME).rows
-    return {(r["submission"], r["check"]): r for r in rows}
+    return {(r.submission, r.check): r for r in rows}
 
 
 def test_grading_records_every_answer_and_passes_a_complete_notebook(graded):
     mine = {c: r for (s, c), r in graded.items() if s == "complete"}
     assert sorted(mine) == sorted(GRADED)
-    assert all(r["passed"] == "true" for r in mine.values()), [
-        r for r in mine.values() if r["passed"] != "true"
-    ]
+    assert all(r.passed for r in mine.values()), [r for r in mine.values() if not r.passed]
 
 
 def test_grading_fails_only_the_wrong_answer(graded):
-    bad = {c: r for (s, c), r in graded.items() if s == "transposed-dW" and r["passed"] != "true"}
+    bad = {c: r for (s, c), r in graded.items() if s == "transposed-dW" and not r.passed}
     assert set(bad) == {"ex2/dW2", "ex3/p_new"}, bad
-    assert bad["ex2/dW2"]["mistake"] == "transpose"
-    assert bad["ex3/p_new"]["mistake"] == "decay", bad["ex3/p_new"]  # the reference's facts
+    assert bad["ex2/dW2"].mistake == "transpose"
+    assert bad["ex3/p_new"].mistake == "decay", bad["ex3/p_new"]  # the reference's facts

@@ -386,54 +386,52 @@ def graded(grade_class):
     }
     settings = Settings(steps=20, cell_timeout=120, notebook_timeout=900, jobs=2)
     rows = grade_class(learners, settings, NAME).rows
-    return {(r["submission"], r["check"]): r for r in rows}
+    return {(r.submission, r.check): r for r in rows}
 
 
 def test_grading_passes_every_check_of_a_complete_notebook(graded):
     mine = {c: r for (s, c), r in graded.items() if s == "complete"}
     assert len(mine) == 55 and {"ex1/dq", "ex2/probs_att", "ex2/dq_att", "ex3/p_new"} <= set(mine)
-    assert all(r["passed"] == "true" for r in mine.values()), [
-        r for r in mine.values() if r["passed"] != "true"
-    ]
+    assert all(r.passed for r in mine.values()), [r for r in mine.values() if not r.passed]
 
 
 def test_grading_names_each_slip_and_fails_nothing_else(graded):
     """No cascade: the grader hands each answer cell the right upstream values, so exercise 1's
     transposed dq fails ex1/dq alone; the mask after the softmax fails what the
     probabilities feed."""
-    bad = {c: r for (s, c), r in graded.items() if s == "slips" and r["passed"] != "true"}
+    bad = {c: r for (s, c), r in graded.items() if s == "slips" and not r.passed}
     assert set(bad) == {"ex1/dq", "ex2/probs_att", "ex2/dv_att", "ex2/dq_att", "ex2/dk_att"}, (
         sorted(bad)
     )
-    assert bad["ex1/dq"]["mistake"] == "transpose", bad["ex1/dq"]
-    assert bad["ex2/probs_att"]["mistake"] == "mask", bad["ex2/probs_att"]
-    assert "came after the softmax" in bad["ex2/probs_att"]["feedback"]
+    assert bad["ex1/dq"].mistake == "transpose", bad["ex1/dq"]
+    assert bad["ex2/probs_att"].mistake == "mask", bad["ex2/probs_att"]
+    assert "came after the softmax" in bad["ex2/probs_att"].feedback
 
 
 def test_grading_names_a_missing_attention_scale_by_the_head_size(graded):
-    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and r["passed"] != "true"}
+    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and not r.passed}
     assert set(bad) == {"ex1/dq", "ex1/dk", "ex1/dlogits"}, sorted(bad)
-    assert bad["ex1/dq"]["mistake"] == "scale", bad["ex1/dq"]
-    assert "the square root of the head size" in bad["ex1/dq"]["feedback"], bad["ex1/dq"]
+    assert bad["ex1/dq"].mistake == "scale", bad["ex1/dq"]
+    assert "the square root of the head size" in bad["ex1/dq"].feedback, bad["ex1/dq"]
 
 
 def test_grading_names_a_missing_padding_mask_and_an_untransposed_datt(graded):
     """Two more slips of exercise 1, named by the grader as the notebook names them (issue 22):
     ``dlogits`` with values at the padding positions, ``dk`` from ``datt`` untransposed."""
-    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and r["passed"] != "true"}
-    assert bad["ex1/dlogits"]["mistake"] == "mask", bad["ex1/dlogits"]
-    assert "padding targets of -1" in bad["ex1/dlogits"]["feedback"]
-    assert bad["ex1/dk"]["mistake"] == "transpose", bad["ex1/dk"]
-    assert "`datt`, the gradient from above" in bad["ex1/dk"]["feedback"], bad["ex1/dk"]
+    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and not r.passed}
+    assert bad["ex1/dlogits"].mistake == "mask", bad["ex1/dlogits"]
+    assert "padding targets of -1" in bad["ex1/dlogits"].feedback
+    assert bad["ex1/dk"].mistake == "transpose", bad["ex1/dk"]
+    assert "`datt`, the gradient from above" in bad["ex1/dk"].feedback, bad["ex1/dk"]
 
 
 def test_grading_names_bessels_correction_in_a_layer_norm(graded):
     """The grader reads the n=C of the cell's cmp call, as the notebook's cmp does: the slip in
     the layer norm's steps is named. Inside layernorm_backward (probed on fresh inputs, so with no
     graph facts) only one term is off by 36/35: it fails, but as 'wrong'."""
-    bad = {c: r for (s, c), r in graded.items() if s == "bessel" and r["passed"] != "true"}
+    bad = {c: r for (s, c), r in graded.items() if s == "bessel" and not r.passed}
     assert {"ex1/dlnf_diff2", "ex2/dx_ln"} <= set(bad) and not {"ex1/dx1", "ex1/dx0"} & set(bad), (
         bad
     )
     row = bad["ex1/dlnf_diff2"]
-    assert row["mistake"] == "bessel" and "36/35" in row["feedback"], row
+    assert row.mistake == "bessel" and "36/35" in row.feedback, row

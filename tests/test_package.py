@@ -227,13 +227,14 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
     tmp_path, monkeypatch, capsys
 ):
     from checks.grading import cli, grader
+    from checks.grading.rows import Row
 
     rows = [
-        {"check": c, "passed": p, "mistake": m, "reason": "", "note": ""}
+        Row(check=c, passed=p, mistake=m)
         for c, p, m in [
-            ("ex1/dY", "true", ""),
-            ("ex1/ds", "false", "sign"),
-            ("ex2/dX", "false", "missing"),
+            ("ex1/dY", True, ""),
+            ("ex1/ds", False, "sign"),
+            ("ex2/dX", False, "missing"),
         ]
     ]
     for module in (cli, grader):  # the command line asks first, the self-check again

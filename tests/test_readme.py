@@ -43,6 +43,21 @@ def test_readme_mistake_table_is_the_vocabulary():
     assert listed[1:] == list(MISTAKES) and listed[0] == "mistake"
 
 
+def test_the_grading_pages_words_are_the_registry():
+    """The table of docs/grading.md's "The words of a row", in ``checks.grading.words``' order."""
+    from checks.grading import words
+
+    page = (ROOT / "docs" / "grading.md").read_text()
+    text = page.split("### The words of a row", 1)[1].split("\n#", 1)[0]
+    listed = re.findall(r"^\| `([a-z-]+)` \| (\w+) \|", text, re.M)
+    registry = [
+        *((w, "mistake") for w in words.MISTAKE_WORDS),
+        *((w, "note") for w in words.NOTE_WORDS),
+        *((w, "reports") for w in words.REPORT_WORDS),
+    ]
+    assert listed == registry
+
+
 def test_readme_pictures_are_committed_pngs():
     def pictures(page: Path) -> list[Path]:  # not the Colab badges
         found = re.findall(r"!\[[^\]]+\]\((?!https://)([^)]+)\)", page.read_text())

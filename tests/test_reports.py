@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from checks.grading.reports import FIELDS, TOTALS, TOTALS_NUMERIC, md_text, write_reports
+from checks.grading.rows import Row
 from checks.grading.scores import FORMULA_STARTS, csv_text, plain_cell, read_grades, safe_cell
 from tests.rows import HOSTILE, row
 
@@ -24,7 +25,7 @@ REVIEW_WHY = (
 )
 
 
-def hostile_class() -> list[dict]:
+def hostile_class() -> list[Row]:
     rows = []
     for k, name in enumerate(HOSTILE):
         rows.append(row(name, NB3, "ex1/dlogprobs", True))
@@ -73,9 +74,9 @@ def test_no_cell_of_grades_or_totals_starts_a_formula_and_every_value_reads_back
     grades = _raw(out / "grades.csv")
     assert grades[0] == FIELDS
     assert {r[0] for r in grades[1:]} >= {"'" + n for n in HOSTILE if n[0] in "=+-@\t\r'"}
-    wrote = [{**dict.fromkeys(FIELDS, ""), **r} for r in hostile_class()]  # empty columns read ""
     # exactly what the grader wrote, quotes and white space included
-    assert read_grades(out) == sorted(wrote, key=lambda r: (r["submission"], r["notebook"]))
+    wrote = sorted(hostile_class(), key=lambda r: (r.submission, r.notebook))
+    assert read_grades(out) == wrote and {type(r.passed) for r in wrote} == {bool}
     totals = _raw(out / "totals.csv")
     assert totals[0] == TOTALS
     for r in totals[1:]:  # the number columns stay numbers

@@ -26,6 +26,7 @@ import pytest
 from checks.authoring.student import ROOT
 from checks.grading.cli import main
 from checks.grading.grader import Grader, grade
+from checks.grading.rows import FIELDS
 from checks.grading.sandbox import bwrap
 from tests import answers01 as t1
 from tests import attacks
@@ -363,33 +364,23 @@ def _clean_up(alive: dict[int, str], left: list[Path], changed: list[str]) -> No
 
 
 def rows_of(sealed, sub: str, notebook: str = NAME) -> dict[str, dict]:
-    return {
-        r["check"]: r for r in sealed.rows if r["submission"] == sub and r["notebook"] == notebook
-    }
+    return {r.check: r for r in sealed.rows if r.submission == sub and r.notebook == notebook}
 
 
 def passed(rows: dict[str, dict]) -> dict[str, str]:
     """The checks that passed, with what the grader said (for the assertion message)."""
-    return {
-        c: f"{r['mistake']} {r['reason']} {r['note']}".strip()
-        for c, r in rows.items()
-        if r["passed"] == "true"
-    }
+    return {c: f"{r.mistake} {r.reason} {r.note}".strip() for c, r in rows.items() if r.passed}
 
 
 def not_passed(rows: dict[str, dict]) -> dict[str, str]:
-    return {
-        c: f"{r['mistake']}: {r['reason']} {r['note']}".strip()
-        for c, r in rows.items()
-        if r["passed"] != "true"
-    }
+    return {c: f"{r.mistake}: {r.reason} {r.note}".strip() for c, r in rows.items() if not r.passed}
 
 
 # ---------------------------------------------------------------- the tests
 
 
 def test_the_class_is_graded_in_one_run_in_the_sandbox(sealed):
-    assert {r["submission"] for r in sealed.rows} == set(sealed.subs)
+    assert {r.submission for r in sealed.rows} == set(sealed.subs)
     assert sum(line.startswith("[") for line in sealed.log) == len(sealed.subs), sealed.log
     assert not any("no sandbox" in line for line in sealed.log), sealed.log
 
@@ -413,7 +404,7 @@ def test_a_hijacked_recorder_sends_nothing_that_counts(sealed):
     ms."""
     mine = rows_of(sealed, "att01-recorder-hijack")
     assert not passed(mine), passed(mine)
-    words = {r["mistake"] for c, r in mine.items() if not c.startswith("ex4/")}
+    words = {r.mistake for c, r in mine.items() if not c.startswith("ex4/")}
     assert words <= {"missing", "review"}, not_passed(mine)  # the cell reaches around: review
 
 
@@ -421,12 +412,12 @@ def test_reading_the_grading_notebook_finds_no_solution(sealed):
     """2. Notebooks near the kernel, in /tmp, in /proc/*/cwd and in the out folder."""
     mine = rows_of(sealed, "att02-grading-notebook")
     assert not passed(mine), passed(mine)
-    assert {r["mistake"] for r in mine.values()} <= {"missing", "review"}, not_passed(mine)
+    assert {r.mistake for r in mine.values()} <= {"missing", "review"}, not_passed(mine)
     # (step() raises NotWritten)
     raised = {
-        c: f"{r['reason']} {r['note']}"
+        c: f"{r.reason} {r.note}"
         for c, r in mine.items()
-        if "also raised" in r["note"] or "Error" in r["reason"]
+        if "also raised" in r.note or "Error" in r.reason
     }
     assert not raised, raised  # the search ran in its try: no error left the cell
 
@@ -461,8 +452,9 @@ def test_nothing_the_grader_keeps_can_be_written(sealed):
     assert not sealed.changed, sealed.changed
     assert not sealed.left, sealed.left
     assert not passed(rows_of(sealed, "att05-writes"))
-    ordered = sorted(sealed.rows, key=lambda r: (r["submission"], r["notebook"]))
-    assert sealed.table == [{k: str(v) for k, v in r.items()} for r in ordered]  # the grader's rows
+    ordered = sorted(sealed.rows, key=lambda r: (r.submission, r.notebook))
+    # the grader's rows
+    assert sealed.table == [dict(zip(FIELDS, r.cells(), strict=True)) for r in ordered]
 
 
 def test_no_process_outlives_its_kernel(sealed):
@@ -473,7 +465,7 @@ def test_no_process_outlives_its_kernel(sealed):
     assert not [p for p in sealed.left if MARK in p.name], sealed.left
     count = collections.Counter()
     for r in sealed.rows:
-        count[r["submission"], r["notebook"]] += r["passed"] == "true"
+        count[r.submission, r.notebook] += r.passed
     totals = {(t["submission"], t["notebook"]): int(t["passed"]) for t in sealed.totals}
     assert totals == dict(count), totals  # the grader's scores, not the children's
     assert not passed(rows_of(sealed, "att06-detached-children"))
@@ -485,7 +477,7 @@ def test_numbers_for_the_default_seed_and_batch_fail(sealed):
     numbers match it, and are for review)."""
     mine = rows_of(sealed, "att07-literals")
     assert not passed(mine), passed(mine)
-    words = {r["mistake"] for c, r in mine.items() if not c.startswith("ex4/")}
+    words = {r.mistake for c, r in mine.items() if not c.startswith("ex4/")}
     assert words <= {"shape", "wrong", "review"}, not_passed(mine)
 
 
@@ -495,10 +487,10 @@ def test_autograd_answers_are_not_credited(sealed, sub):
     mine = rows_of(sealed, sub)
     assert not passed(mine), passed(mine)
     unmarked = {
-        c: f"{r['mistake']}: {r['reason']} {r['note']}"
+        c: f"{r.mistake}: {r.reason} {r.note}"
         for c, r in mine.items()
         if not c.startswith("ex4/")  # every answer outside step() came from autograd
-        and r["mistake"] != "review"
+        and r.mistake != "review"
     }
     assert not unmarked, unmarked
 
@@ -510,13 +502,13 @@ def test_autograd_behind_a_switched_off_watch_is_for_review(sealed, sub):
     at."""
     mine = rows_of(sealed, sub)
     assert not passed(mine), passed(mine)
-    reviewed = {c for c, r in mine.items() if r["mistake"] == "review"}
+    reviewed = {c for c, r in mine.items() if r.mistake == "review"}
     assert reviewed and all(
-        "reaches around what the grader can read" in mine[c]["reason"]
-        or "what an answer may not" in mine[c]["reason"]
+        "reaches around what the grader can read" in mine[c].reason
+        or "what an answer may not" in mine[c].reason
         for c in reviewed
     ), not_passed(mine)
-    assert {c for c, r in mine.items() if r["note"] == "the value matches"} <= reviewed
+    assert {c for c, r in mine.items() if r.note == "the value matches"} <= reviewed
 
 
 def test_the_out_folder_keeps_no_solution(sealed):
@@ -535,7 +527,7 @@ def test_an_answer_kept_from_an_earlier_hand_in_is_for_review(sealed):
     mine = rows_of(sealed, "att09-stash")
     assert set(not_passed(mine)) == {"ex2/dlogits"}, not_passed(mine)
     row = mine["ex2/dlogits"]
-    assert row["mistake"] == "review" and "bit for bit, the `dlogits`" in row["reason"], row
+    assert row.mistake == "review" and "bit for bit, the `dlogits`" in row.reason, row
 
 
 def test_literal_answers_in_notebook_01_fail(sealed):
@@ -572,7 +564,7 @@ def test_self_check_of_the_hijacked_recorder_fails(sealed, tmp_path, monkeypatch
 def test_a_notebook_that_is_a_link_to_the_solution_is_refused_unread(sealed):
     """12. The submission's notebook a symbolic link to ``solutions/``: refused with a reason."""
     mine = rows_of(sealed, "att12-symlink")
-    assert {r["reason"] for r in mine.values()} == {
+    assert {r.reason for r in mine.values()} == {
         "not graded: the notebook is a symbolic link; hand in the file itself"
     }
 
@@ -581,8 +573,8 @@ def test_a_split_answer_and_a_chatty_cell_are_graded_whole(sealed):
     """Honest work laid out freely: the split cell's three answers pass, and the chatty cell's
     outputs are cut in the kernel (its checks' rows say so) instead of timing the cell out."""
     mine = rows_of(sealed, "yara-split-and-chatty")
-    assert all(mine[c]["passed"] == "true" for c in ("ex1/dh", "ex1/dW2", "ex1/db2"))
-    assert "the grader cut" in mine["ex1/dlogprobs"]["note"], mine["ex1/dlogprobs"]
+    assert all(mine[c].passed for c in ("ex1/dh", "ex1/dW2", "ex1/db2"))
+    assert "the grader cut" in mine["ex1/dlogprobs"].note, mine["ex1/dlogprobs"]
 
 
 def test_autograd_by_any_route_is_for_review(sealed):
@@ -590,7 +582,7 @@ def test_autograd_by_any_route_is_for_review(sealed):
     answer of ``attacks.ROUTES`` is a row for review."""
     mine = rows_of(sealed, "att13-routes")
     routed = {c for c in mine if c.startswith("ex1/") and c.split("/")[1] in attacks.ROUTES}
-    assert routed and {mine[c]["mistake"] for c in routed} == {"review"}, {
-        c: mine[c]["reason"] for c in routed
+    assert routed and {mine[c].mistake for c in routed} == {"review"}, {
+        c: mine[c].reason for c in routed
     }
     assert not set(passed(mine)) & routed

@@ -7,9 +7,11 @@
 3. :mod:`~checks.grading.run`: that notebook under pytest and nbval in the sandbox
    (:mod:`~checks.grading.sandbox`); the kernel's side is :mod:`~checks.grading.recorder` (with
    :mod:`~checks.grading.outputs` and :mod:`~checks.grading.facts`), the test runner's the plugin
-   :mod:`~checks.grading.plugin`; they share :mod:`~checks.grading.mime`.
+   :mod:`~checks.grading.plugin`; they share :mod:`~checks.grading.mime`, and the kernel's side and
+   the judge :mod:`~checks.grading.novalue` (an answer recorded without a value).
 4. :mod:`~checks.grading.judge`: each recorded answer compared with the expected value by
-   ``checks``' own comparison; :mod:`~checks.grading.review` (with the allowlist,
+   ``checks``' own comparison, into rows (:mod:`~checks.grading.rows`, their fixed words
+   :mod:`~checks.grading.words`); :mod:`~checks.grading.review` (with the allowlist,
    :mod:`~checks.grading.allow`) marks what an instructor should look at.
 5. :mod:`~checks.grading.reports`, :mod:`~checks.grading.scores`, :mod:`~checks.grading.feedback`
    and :mod:`~checks.grading.export`: the rows out as CSV, points, pages and LMS files.

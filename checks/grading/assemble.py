@@ -13,7 +13,6 @@ import torch
 from checks.grading import recorder
 from checks.grading.exercise import AnswerCell, Exercise
 from checks.grading.facts import targets
-from checks.grading.settings import DELETED
 from checks.parsing import parse
 
 PRELUDE = """
@@ -53,11 +52,11 @@ def record_cell(cell: AnswerCell, facts: bool = False) -> str:
     if cell.probe:
         grab = (
             f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
-            f"    __vals = {{n: '<error: ' + type(__e).__name__ + '>' for n in {cell.names!r}}}"
+            f"    __vals = dict.fromkeys({cell.names!r}, __gr.raised(__e))"
         )
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
-    values = f"{{c: __vals.get(n, '<deleted>') for c, n in zip({cell.checks!r}, {cell.names!r})}}"
+    values = f"{{c: __vals.get(n, __gr.DELETED) for c, n in zip({cell.checks!r}, {cell.names!r})}}"
     by_check = _facts_expression(cell) if facts else None  # {check id: facts}, in the kernel
     if by_check:
         return (
@@ -173,7 +172,7 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None, ref: dict | No
         source = learner.get(i)
         add(given[k])
         if source is None:
-            plan.records[add(f"__gr.record({ {c: DELETED for c in checks}!r})")] = checks
+            plan.records[add(f"__gr.record(dict.fromkeys({checks!r}, __gr.DELETED))")] = checks
             continue
         plan.learner[add(source, ",".join(checks))] = checks
         at = add(record_cell(ans))

@@ -33,8 +33,10 @@ from checks.grading.grader import (
     self_check,
     self_check_cache,
 )
+from checks.grading.rows import Row
 from checks.grading.sandbox import isolation
 from checks.grading.settings import NOTEBOOK_TIMEOUT, Settings, SetupError
+from checks.grading.words import REVIEW
 from checks.paths import SOLUTIONS
 
 
@@ -199,17 +201,14 @@ def _refused(a: argparse.Namespace) -> int | None:
     return None
 
 
-def _summary(rows: list[dict], out: Path) -> None:
+def _summary(rows: list[Row], out: Path) -> None:
     """The last lines of a grading run: how many checks pass, and how many rows wait for
     review."""
-    print(
-        f"{sum(r['passed'] == 'true' for r in rows)} / {len(rows)} checks pass; "
-        f"wrote {out / 'grades.csv'}"
-    )
-    waiting = [r for r in rows if r["mistake"] == "review"]
+    print(f"{sum(r.passed for r in rows)} / {len(rows)} checks pass; wrote {out / 'grades.csv'}")
+    waiting = [r for r in rows if r.mistake == REVIEW]
     if waiting:
         print(
-            f"{len(waiting)} rows of {len({r['submission'] for r in waiting})} learners wait for "
+            f"{len(waiting)} rows of {len({r.submission for r in waiting})} learners wait for "
             f"review: see {out / 'report.md'} (For review)"
         )
 

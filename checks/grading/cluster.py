@@ -31,15 +31,14 @@ from typing import Any, Protocol
 from checks.grading import run
 from checks.grading.exercise import Exercise
 from checks.grading.judge import check_row
+from checks.grading.rows import Row
 from checks.grading.sandbox import isolation
 from checks.grading.settings import Settings
 
 Todo = list[tuple[str, list[Path]]]  # each submission's name and notebooks
 # on a worker, one submission graded from folders of the task's own:
 # (submission, notebooks, settings, solutions, reference values, out) -> (rows, copies not graded)
-GradeOnWorker = Callable[
-    [str, list[Path], Settings, Path, Path, Path], tuple[list[dict], list[str]]
-]
+GradeOnWorker = Callable[[str, list[Path], Settings, Path, Path, Path], tuple[list[Row], list[str]]]
 
 
 class Setup(Protocol):
@@ -54,7 +53,7 @@ class Setup(Protocol):
 
     def unlinked(
         self, sub: str, nbs: list[Path], progress: Callable[[str], object] = ...
-    ) -> tuple[list[Path], list[dict]]: ...
+    ) -> tuple[list[Path], list[Row]]: ...
 
 
 @dataclasses.dataclass
@@ -78,7 +77,7 @@ def grade_task(
     shared: Shared,
     task: str,
     grade_on_worker: GradeOnWorker,
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[Row], list[str]]:
     """On a worker: write what the task carries into a temporary folder and grade it there
     (``grade_on_worker``). Its grading runs are known by ``task`` (the future's key), for the
     client's Ctrl-C."""
@@ -96,7 +95,7 @@ def _grade_in_folder(
     settings: Settings,
     shared: Shared,
     grade_on_worker: GradeOnWorker,
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[Row], list[str]]:
     with tempfile.TemporaryDirectory(prefix="workbook-task-") as tmp:
         root = Path(tmp)
         for folder, items in (
@@ -111,15 +110,14 @@ def _grade_in_folder(
         return grade_on_worker(sub, nbs, settings, root / "solutions", root / "cache", root / "out")
 
 
-def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[dict]:
+def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[Row]:
     """A row per notebook of a submission whose task failed for good (one, without notebooks)."""
     reason = (
         f"the grading worker failed ({type(why).__name__}: {str(why)[:200]}); "
         "grade it again with --executor local"
     )
     return [
-        {"submission": sub, "notebook": name, **check_row("-", False, "", reason)}
-        for name in [nb.name for nb in nbs] or ["-"]
+        check_row("-", False, "", reason).of(sub, name) for name in [nb.name for nb in nbs] or ["-"]
     ]
 
 
@@ -195,7 +193,7 @@ def _connect(settings: Settings, scheduler: str | None, progress: Callable) -> t
 
 def _unlinked(
     todo: Todo, grader: Setup, record: Callable, shown: Callable, progress: Callable
-) -> tuple[Todo, dict[str, list[Path]], dict[str, list[dict]]]:
+) -> tuple[Todo, dict[str, list[Path]], dict[str, list[Row]]]:
     """The submissions left to send, each one's notebooks to send, and each one's rows of
     notebooks refused unread (links); a submission with nothing to send is recorded here."""
     refused, kept = {}, {}  # a submission's notebooks refused unread (links): their rows
@@ -210,7 +208,7 @@ def _unlinked(
 def _gather(
     client: Any,
     futures: dict[Any, tuple[str, list[Path]]],
-    refused: dict[str, list[dict]],
+    refused: dict[str, list[Row]],
     record: Callable,
     shown: Callable,
 ) -> None:

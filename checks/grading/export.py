@@ -53,6 +53,7 @@ from checks.grading.scores import (
     totals,
     with_overrides,
 )
+from checks.grading.words import ERROR, PASS
 from checks.paths import CHECKOUT, SOLUTIONS
 
 CANVAS_FIELDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -168,7 +169,7 @@ def gradescope_results(scores: list[Score], seconds: float | None = None) -> dic
     instructor's override applied, and said), the hint as its output."""
     tests = []
     for s in scores:
-        words = s.mistake or ("pass" if s.passed else "error")
+        words = s.mistake or (PASS if s.passed else ERROR)
         said = s.feedback if not s.passed else s.note
         output = f"{words}: {said}" if said else words
         if s.overridden:
@@ -295,7 +296,7 @@ def gradescope_scores(out: Path, root: Path) -> list[Score]:
     who = submitters(root)
     mine = [
         o
-        for sub in sorted({r["submission"] for r in rows})
+        for sub in sorted({r.submission for r in rows})
         for o in overrides_for(overrides, who, sub)
     ]
     scores, _ = with_overrides(rows, mine)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks.grading.scores import Score, ScoresError, Student, class_scores, fmt_points, totals
+from checks.grading.words import ERROR
 from checks.render.html import COLOURS, FAIL, NOTE, PASS, TINT, TODO, code_html, esc
 
 FOLDER = "feedback"
@@ -122,7 +123,7 @@ class ClassStats:
 
 
 def _word(s: Score) -> str:
-    return s.mistake or "error"  # as report.md counts a failure without a word
+    return s.mistake or ERROR  # as report.md counts a failure without a word
 
 
 def class_stats(scores: list[Score]) -> ClassStats:

@@ -35,12 +35,13 @@ from checks.grading.exercise import (
 )
 from checks.grading.facts import VERSION as FACTS_VERSION
 from checks.grading.judge import check_row, judge_values
+from checks.grading.novalue import MISSING, NoValue
 from checks.grading.reports import write_reports
 from checks.grading.review import autograd_uses, listed, source_reviews
+from checks.grading.rows import Row
 from checks.grading.run import STOPPING, Run, first_error, run_notebook, stop_all
 from checks.grading.sandbox import isolation
 from checks.grading.settings import (
-    MISSING,
     NONE,
     NOTEBOOK_TIMEOUT,
     ROWS,
@@ -53,11 +54,10 @@ from checks.hints import HINTS
 from checks.paths import PACKAGE, SOLUTIONS, cache_dir, class_wheel
 
 
-def refused_rows(sub: str, nb: Path, why: str, exercises: dict[str, Exercise]) -> list[dict]:
+def refused_rows(sub: str, nb: Path, why: str, exercises: dict[str, Exercise]) -> list[Row]:
     """A notebook refused unread: a row per check of the exercise it is named like, else one."""
     ex = exercises.get(nb.name)
-    base = {"submission": sub, "notebook": nb.name}
-    return [{**base, **check_row(c, False, "", why)} for c in (ex.checks if ex else ["-"])]
+    return [check_row(c, False, "", why).of(sub, nb.name) for c in (ex.checks if ex else ["-"])]
 
 
 def replace_whole(path: Path, write: Callable[[Path], object]) -> None:
@@ -131,8 +131,8 @@ class Grader:
         run = run_notebook(
             assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
         )
-        # a sentinel (``<deleted>``, ``<error: X>``) is no value: never cached
-        missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), str)]
+        # an answer recorded without a value (or none recorded) is never cached
+        missing = [c for c in ex.checks if isinstance(run.values.get(c, MISSING), NoValue)]
         if missing or run.fault or run.cell_errors or len(run.states) < len(ex.answers):
             lacks = f"recorded no value for {listed(missing)}" if missing else "failed"
             raise SetupError(
@@ -149,24 +149,22 @@ class Grader:
         shutil.rmtree(work, ignore_errors=True)  # its notebook holds the solutions
         return values
 
-    def grade_notebook(self, submission: str, path: Path) -> list[dict]:
+    def grade_notebook(self, submission: str, path: Path) -> list[Row]:
         return self._graded(submission, path)[0]
 
-    def _graded(self, submission: str, path: Path) -> tuple[list[dict], Run | None, Plan | None]:
+    def _graded(self, submission: str, path: Path) -> tuple[list[Row], Run | None, Plan | None]:
         """A notebook's rows, with the run and the grading notebook they came from (None where
         nothing ran: a notebook of no exercise, one that cannot be read)."""
         ex = exercise_for(path, self.exercises)
-        base = {"submission": submission, "notebook": path.name}
         if ex is None:
-            known = ", ".join(self.exercises)
-            return [
-                {**base, **check_row("-", False, "", f"not one of the exercises ({known})")}
-            ], *NONE
-        base["notebook"] = ex.name
+            why = f"not one of the exercises ({', '.join(self.exercises)})"
+            return [check_row("-", False, "", why).of(submission, path.name)], *NONE
         try:
             learner = learner_cells(ex, path)
         except Unreadable as why:
-            return [{**base, **check_row(c, False, "", str(why))} for c in ex.checks], *NONE
+            return [
+                check_row(c, False, "", str(why)).of(submission, ex.name) for c in ex.checks
+            ], *NONE
         ref = self.reference(ex)
         plan = assemble(ex, learner, ref)
         work = self.out / ".work" / hashlib.sha256(f"{submission}/{path}".encode()).hexdigest()[:16]
@@ -178,26 +176,29 @@ class Grader:
                 if set(plan.learner[cell]) & set(a.checks) and not autograd_uses(a.template):
                     why = f"the cell ran autograd ({', '.join(dict.fromkeys(calls))})"
                     reviews.update({c: reviews.get(c, why) for c in a.checks})
-        rows = [
-            {**base, **r}
-            for r in judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
-        ]
+        judged = judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
         said: dict[str, str] = {}
         hints = hints_shown(ex, path)
         for cell, dropped in run.truncated.items():
             for check in plan.learner.get(cell, []):
                 cut = f"the grader cut {dropped} outputs of the cell (too many to send)"
                 said[check] = "; ".join(x for x in (said.get(check), cut) if x)
-        for r in rows:
-            r["hints"] = hints.get(r["check"], "")
-            if cut := said.get(r["check"]):
-                r["note"] = "; ".join(x for x in (r["note"], cut) if x)
+        rows = [
+            dataclasses.replace(
+                r,
+                submission=submission,
+                notebook=ex.name,
+                hints=hints.get(r.check, ""),
+                note="; ".join(x for x in (r.note, said.get(r.check)) if x),
+            )
+            for r in judged
+        ]
         shutil.rmtree(work, ignore_errors=True)
         return rows, run, plan
 
     def unlinked(
         self, sub: str, nbs: list[Path], progress: Callable[[str], object] = print
-    ) -> tuple[list[Path], list[dict]]:
+    ) -> tuple[list[Path], list[Row]]:
         """The notebooks of ``nbs`` to grade, and the rows of those refused unread (links)."""
         rows = []
         for nb in nbs:
@@ -219,13 +220,13 @@ class Grader:
     def _calibrate(self, ex: Exercise, mark: Path, progress: Callable[[str], object]) -> None:
         progress(f"grading the solution {ex.name} as a submission (it must score full marks)")
         rows, run, plan = self._graded(SOLUTION_SUBMISSION, ex.path)
-        bad = [r for r in rows if r["passed"] != "true"]
+        bad = [r for r in rows if not r.passed]
         if bad:
             cause = first_error(run, plan) if run is not None and plan is not None else ""
             raise SetupError(
                 f"the instructor's solution {ex.name}, graded as a learner's notebook is, scores "
-                f"{len(rows) - len(bad)} / {len(rows)}: {cause or bad[0]['check'] + ': '}"
-                f"{'' if cause else bad[0]['reason']}. Nothing was graded: fix the set-up "
+                f"{len(rows) - len(bad)} / {len(rows)}: {cause or bad[0].check + ': '}"
+                f"{'' if cause else bad[0].reason}. Nothing was graded: fix the set-up "
                 "(the data, the package inside the sandbox) and run again."
             )
         kept = {"solution": ex.name, "checks": len(rows), "seconds": round(run.seconds, 1)}
@@ -287,7 +288,7 @@ def grade(
     cache: Path | None = None,
     executor: str = "local",
     scheduler: str | None = None,
-) -> list[dict]:
+) -> list[Row]:
     """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
     the submissions hold get a reference run; ``cache`` keeps reference values between runs.
     ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one)."""
@@ -367,16 +368,16 @@ class _Books:
     def __post_init__(self) -> None:
         self.finished = self.before
 
-    def record(self, sub: str, nbs: list[Path], rows: list[dict], ignored: list[str]) -> None:
+    def record(self, sub: str, nbs: list[Path], rows: list[Row], ignored: list[str]) -> None:
         """Keep a submission's rows whole, in the out folder only (atomic: all or nothing)."""
         tmp = self.done_dir / (_key(sub, nbs, self.salt) + ".tmp")
-        tmp.write_text(json.dumps({"rows": rows, "ignored": ignored}))
+        tmp.write_text(json.dumps({"rows": [r.json() for r in rows], "ignored": ignored}))
         tmp.replace(self.done_dir / _key(sub, nbs, self.salt))
 
-    def shown(self, sub: str, rows: list[dict]) -> None:
+    def shown(self, sub: str, rows: list[Row]) -> None:
         """Say that ``sub`` is graded: how many of its checks pass, and the run's pace."""
         self.finished += 1
-        passed = sum(r["passed"] == "true" for r in rows)
+        passed = sum(r.passed for r in rows)
         rate = (self.finished - self.before) / max(1e-9, (time.monotonic() - self.started) / 60)
         self.progress(
             f"[{self.finished}/{self.total}] {sub}: {passed}/{len(rows)} checks pass "
@@ -407,7 +408,7 @@ def _grade_locally(
 
 def _grade_and_keep(
     grader: Grader, books: _Books, sub: str, nbs: list[Path], progress: Callable[[str], object]
-) -> tuple[str, list[dict]]:
+) -> tuple[str, list[Row]]:
     """One submission graded and kept (not when Ctrl-C cut it short: it is graded again next
     time); its name and rows."""
     rows, ignored = grade_submission(grader, sub, nbs, progress)
@@ -434,7 +435,7 @@ def _report_stopped(
 
 def grade_on_worker(
     sub: str, nbs: list[Path], settings: Settings, solutions: Path, cache: Path, out: Path
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[Row], list[str]]:
     """One submission graded on a dask worker (:mod:`checks.grading.cluster` is handed this, by
     reference), in folders of the task's own: the solutions, the reference values and ``out``;
     no progress lines."""
@@ -459,17 +460,11 @@ def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str],
 
 def grade_submission(
     grader: Grader, sub: str, nbs: list[Path], progress=print
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[Row], list[str]]:
     """One submission's rows, and its copies not graded ("file (graded: file)")."""
     rows = []
     if not nbs:
-        rows.append(
-            {
-                "submission": sub,
-                "notebook": "-",
-                **check_row("-", False, "", "no notebook in this submission"),
-            }
-        )
+        rows.append(check_row("-", False, "", "no notebook in this submission").of(sub, "-"))
     nbs, refused = grader.unlinked(sub, nbs, progress)
     rows += refused
     chosen, ignored = one_copy_each(nbs, grader.exercises)
@@ -508,7 +503,7 @@ def one_copy_each(
 
 def _recorded(
     subs: list[tuple[str, list[Path]]], done_dir: Path, salt: str
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[Row], list[str]]:
     """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
     rows, ignored = [], []
     for s, nbs in subs:
@@ -516,9 +511,7 @@ def _recorded(
         if not path.exists():
             continue
         record = json.loads(path.read_text())
-        if isinstance(record, list):  # written by an earlier version
-            record = {"rows": record, "ignored": []}
-        rows += record["rows"]
+        rows += [Row.from_json(r) for r in record["rows"]]
         ignored += [f"{s}: {x}" for x in record["ignored"]]
     return rows, ignored
 
@@ -557,21 +550,21 @@ def self_check(
             progress=lambda s: print(s, file=sys.stderr),
             cache=self_check_cache(),
         )
-    if only and not any(r["check"].startswith(only) for r in rows):
-        prefixes = sorted({r["check"].split("/")[0] + "/" for r in rows})
+    if only and not any(r.check.startswith(only) for r in rows):
+        prefixes = sorted({r.check.split("/")[0] + "/" for r in rows})
         print(
             f"no check's name starts with {only!r}: this notebook's start with "
             f"{', '.join(prefixes)}",
             file=sys.stderr,
         )
         return 2
-    rows = [r for r in rows if r["check"].startswith(only)]
-    width = max(len(r["check"]) for r in rows)
+    rows = [r for r in rows if r.check.startswith(only)]
+    width = max(len(r.check) for r in rows)
     for r in rows:
-        mark = "✓" if r["passed"] == "true" else "✗"
-        text = r["reason"] or r.get("note", "")
-        print(f"{mark} {r['check']:{width}s}  {r['mistake']:12s} {text}".rstrip())
-    passed = sum(r["passed"] == "true" for r in rows)
+        mark = "✓" if r.passed else "✗"
+        text = r.reason or r.note
+        print(f"{mark} {r.check:{width}s}  {r.mistake:12s} {text}".rstrip())
+    passed = sum(r.passed for r in rows)
     print(f"{passed} / {len(rows)} checks pass")
     return 0 if passed >= fail_under * len(rows) else 1
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -15,8 +15,11 @@ from checks.diagnose import Context
 from checks.grading.assemble import STATE
 from checks.grading.exercise import AnswerCell, Exercise
 from checks.grading.facts import apply
+from checks.grading.novalue import DELETED, MISSING, NoValue
+from checks.grading.rows import Row
 from checks.grading.run import Run
-from checks.grading.settings import DELETED, FACTS, MISSING, Settings
+from checks.grading.settings import FACTS, Settings
+from checks.grading.words import REVIEW
 from checks.verdict import Note, Result
 
 
@@ -41,12 +44,12 @@ def judge_values(
     settings: Settings,
     sources: dict[str, str] | None = None,
     reviews: dict[str, str] | None = None,
-) -> list[dict]:
+) -> list[Row]:
     """One row per check of ``ex``: the learner's recorded value judged against the reference,
     with the learner's cell source (``sources``, by check) for what only the code can tell."""
     j = _Judging(ex, ref, run, concerns, settings, sources or {}, reviews or {})
     rows = [_row_of(j, check) for check in ex.checks]
-    return [_held(r, j.reviews.get(r["check"])) for r in rows]
+    return [_held(r, j.reviews.get(r.check)) for r in rows]
 
 
 @dataclass
@@ -79,14 +82,15 @@ class _Judging:
         self.point = {c: k for k, a in enumerate(self.ex.answers) for c in a.checks}
 
 
-def _row_of(j: _Judging, check: str) -> dict:
+def _row_of(j: _Judging, check: str) -> Row:
     """One check's row: the grader's own reason where no value can be compared, else the
     comparison's."""
     var = check.split("/", 1)[1].split("#")[0]
     e, y = j.ref.get(check), j.run.values.get(check)
     at = j.cell_of.get(check, -1)
     cell_error = j.run.cell_errors.get(at)
-    usable = isinstance(y, torch.Tensor) or y == MISSING
+    kind = y.kind if isinstance(y, NoValue) else None  # an answer recorded without a value
+    usable = isinstance(y, torch.Tensor) or kind == MISSING.kind
     if not isinstance(e, torch.Tensor):
         return check_row(
             check,
@@ -96,7 +100,7 @@ def _row_of(j: _Judging, check: str) -> dict:
         )
     if not usable and cell_error:
         return check_row(check, False, "", cell_error)
-    if isinstance(y, str) and y == DELETED:
+    if kind == DELETED.kind:
         return check_row(
             check,
             False,
@@ -105,10 +109,10 @@ def _row_of(j: _Judging, check: str) -> dict:
         )
     if y is None:
         return check_row(check, False, "", _not_recorded(j, at))
-    if isinstance(y, str) and y.startswith("<error: "):
-        return _raised_row(check, var, y)
-    if isinstance(y, str) and y != MISSING:
-        return check_row(check, False, "wrong", f"{var} is not a tensor ({y.strip('<>')})")
+    if kind == "error":
+        return _raised_row(check, var, y.type)
+    if kind not in (None, MISSING.kind):  # a value that is no tensor
+        return check_row(check, False, "wrong", f"{var} is not a tensor ({y.type})")
     return _compared_row(j, check, var, y, e, cell_error)
 
 
@@ -124,10 +128,9 @@ def _not_recorded(j: _Judging, at: int) -> str:
     return "the answer was not recorded (the notebook stopped, or interfered with the grader)"
 
 
-def _raised_row(check: str, var: str, y: str) -> dict:
-    """The row of an answer whose computation raised (``<error: X>``): missing where it is not
-    written yet, else wrong."""
-    what = y[len("<error: ") : -1]
+def _raised_row(check: str, var: str, what: str) -> Row:
+    """The row of an answer whose computation raised ``what`` (an exception's type): missing
+    where it is not written yet, else wrong."""
     word = "missing" if what == "NotWritten" else "wrong"
     return check_row(
         check,
@@ -139,8 +142,8 @@ def _raised_row(check: str, var: str, y: str) -> dict:
 
 def _compared_row(
     j: _Judging, check: str, var: str, y: object, e: torch.Tensor, cell_error: str | None
-) -> dict:
-    """The row of a recorded answer (or one of a missing value, ``y`` a sentinel string),
+) -> Row:
+    """The row of a recorded answer (or of a missing one, ``y`` ``MISSING``),
     compared with the expected value as the notebook's ``cmp`` compares it."""
     k = j.point[check]
     why = j.reviews.get(check) or handed_back(y, e, j.ref, k, j.answers)
@@ -148,7 +151,7 @@ def _compared_row(
     res = judge_one(
         check,
         var,
-        ... if isinstance(y, str) else y,
+        ... if isinstance(y, NoValue) else y,
         e,
         j.settings,
         j.sources.get(check),
@@ -159,20 +162,20 @@ def _compared_row(
         *_sizes(j.ex.answers[k], state),
         tensors=_forward(state, j.answers),
     )
-    return _review_row(check, why, res) if why and res.ok else {"check": check, **res.row()}
+    return _review_row(check, why, res) if why and res.ok else Row(check=check, **res.row())
 
 
-def _held(row: dict, why: str | None) -> dict:
+def _held(row: Row, why: str | None) -> Row:
     """A row whose cell needs a look (``source_reviews``) is ``review`` whatever its value did: a
     copy of ``.grad`` refused, a cell error; the note says what the value did, never the expected
     value."""
-    if not why or row["mistake"] == "review":
+    if not why or row.mistake == REVIEW:
         return row
-    said = f"the value does not match ({row['mistake']})" if row["mistake"] else row["feedback"]
+    said = f"the value does not match ({row.mistake})" if row.mistake else row.feedback
     held = check_row(
-        row["check"], False, "review", f"{why}: not credited until an instructor has looked"
+        row.check, False, REVIEW, f"{why}: not credited until an instructor has looked"
     )
-    return {**row, **held, "note": said}
+    return replace(held, note=said)
 
 
 def _forward(state: dict, answers: set[str]) -> dict[str, torch.Tensor]:
@@ -222,15 +225,11 @@ def handed_back(y: object, e: torch.Tensor, ref: dict, k: int, answers: set[str]
     return None
 
 
-def _review_row(check: str, why: str, res: Result) -> dict:
+def _review_row(check: str, why: str, res: Result) -> Row:
     """A row not credited until an instructor has looked: why, and what the comparison said."""
     said = "the value matches" if res.ok else f"the value does not match ({res.mistake or 'wrong'})"
-    return {
-        **check_row(
-            check, False, "review", f"{why}: not credited until an instructor has looked at it"
-        ),
-        "note": said,
-    }
+    reason = f"{why}: not credited until an instructor has looked at it"
+    return replace(check_row(check, False, REVIEW, reason), note=said)
 
 
 def judge_one(
@@ -288,15 +287,7 @@ def judge_one(
     return guarded(name, var, check)
 
 
-def check_row(check: str, passed: bool, mistake: str, reason: str) -> dict:
+def check_row(check: str, passed: bool, mistake: str, reason: str) -> Row:
     """A row that no comparison made: the grader's own reason, which states no expected value, is
     the learner's feedback too."""
-    return {
-        "check": check,
-        "passed": "true" if passed else "false",
-        "mistake": mistake,
-        "reason": reason,
-        "note": "",
-        "feedback": reason,
-        "hints": "",
-    }
+    return Row(check=check, passed=passed, mistake=mistake, reason=reason, feedback=reason)

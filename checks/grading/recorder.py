@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from checks.grading.mime import MIME
+from checks.grading.novalue import DELETED, MISSING, NoValue, from_wire, other, raised, to_wire
 
 # elements: larger tensors (a whole data set) are left as the notebook made them
 STATE_LIMIT = 2**16
@@ -46,20 +47,22 @@ def emit(kind: str, **content: Any) -> None:
 
 
 def pack(obj: Any) -> str:
+    """``obj`` (a dict of tensors, numbers, ``NoValue``...) as text for a message."""
     buf = io.BytesIO()
-    torch.save(obj, buf)
+    torch.save(to_wire(obj), buf)
     return base64.b64encode(buf.getvalue()).decode()
 
 
 def unpack(text: str) -> Any:
-    return torch.load(io.BytesIO(base64.b64decode(text)), weights_only=True)
+    """What :func:`pack` packed, read with ``weights_only`` (tensors and plain containers)."""
+    return from_wire(torch.load(io.BytesIO(base64.b64decode(text)), weights_only=True))
 
 
 def as_value(value: Any) -> Any:
-    """An answer as the grader keeps it: a CPU tensor, or a marker string for what is not one."""
+    """An answer as the grader keeps it: a CPU tensor, or a ``NoValue`` for what is not one."""
     if value is Ellipsis or value is None:
-        return "<...>"
-    if isinstance(value, str) and value.startswith("<"):
+        return MISSING
+    if isinstance(value, NoValue):
         return value
     if isinstance(value, torch.Tensor):
         value = value.detach().to("cpu").clone().contiguous()
@@ -67,7 +70,7 @@ def as_value(value: Any) -> Any:
     try:
         return torch.as_tensor(value, dtype=torch.float64)
     except Exception:
-        return "<" + type(value).__name__ + ">"
+        return other(value)
 
 
 def record(values: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
@@ -77,14 +80,16 @@ def record(values: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
 
 
 def values_of(names: list[str], scope: dict) -> dict[str, Any]:
-    return {n: scope.get(n, "<deleted>") for n in names}
+    """The cell's answers by name, ``DELETED`` for a name it no longer assigns."""
+    return {n: scope.get(n, DELETED) for n in names}
 
 
 def attempt(fn: Callable[[], Any]) -> Any:
+    """``fn()``, or the record of what it raised."""
     try:
         return fn()
     except BaseException as e:
-        return "<error: " + type(e).__name__ + ">"
+        return raised(e)
 
 
 def op(V: type, f: Callable, xs: tuple[float, ...], full: bool = False) -> torch.Tensor:

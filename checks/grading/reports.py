@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from checks.grading.rows import FIELDS, Row
 from checks.grading.scores import (
     Score,
     ScoresError,
@@ -25,24 +26,13 @@ from checks.grading.scores import (
     write_csv,
 )
 from checks.grading.scores import totals as points_of
+from checks.grading.words import ERROR, REVIEW
 
 if TYPE_CHECKING:
     from checks.grading.settings import Settings
 
-FIELDS = [
-    "submission",
-    "notebook",
-    "check",
-    "passed",
-    "mistake",
-    "reason",
-    "note",
-    "feedback",
-    "hints",  # the hints the submitted notebook shows were used: "2/3" rungs, or "revealed"
-]
 TOTALS = ["submission", "notebook", "passed", "checks", "points", "score"]
 TOTALS_NUMERIC = ("passed", "checks", "points", "score")
-REVIEW = "review"  # the mistake word of a row that waits for the instructor
 
 # Markdown's inline punctuation that could make a name into emphasis, code, a link or a table
 # border; & < > become entities (html.escape), so no tag of a learner's making is ever HTML
@@ -59,12 +49,12 @@ def md_text(text: object, most: int | None = None) -> str:
 
 
 def write_reports(
-    rows: list[dict], out: Path, ignored: list[str] | None = None, settings: Settings | None = None
+    rows: list[Row], out: Path, ignored: list[str] | None = None, settings: Settings | None = None
 ) -> None:
     """Write ``grades.csv``, ``totals.csv`` and ``report.md`` of ``rows`` into ``out``."""
     # stable: checks stay in notebook order
-    rows = sorted(rows, key=lambda r: (r["submission"], r["notebook"]))
-    write_csv(out / "grades.csv", FIELDS, rows)
+    rows = sorted(rows, key=lambda r: (r.submission, r.notebook))
+    write_csv(out / "grades.csv", FIELDS, [r.cells() for r in rows])
     try:  # the instructor's overrides: never written here but for an empty file with its header
         overrides, unread = load_overrides(ensure_overrides(out)), []
     except ScoresError as why:
@@ -87,10 +77,8 @@ def write_reports(
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _totals(rows: list[dict], scores: list[Score]) -> list[dict]:
-    passed = collections.Counter(
-        (r["submission"], r["notebook"]) for r in rows if r["passed"] == "true"
-    )
+def _totals(rows: list[Row], scores: list[Score]) -> list[dict]:
+    passed = collections.Counter((r.submission, r.notebook) for r in rows if r.passed)
     return [
         {
             "submission": s,
@@ -104,11 +92,11 @@ def _totals(rows: list[dict], scores: list[Score]) -> list[dict]:
     ]
 
 
-def _class_table(rows: list[dict], settings: Settings | None) -> list[str]:
+def _class_table(rows: list[Row], settings: Settings | None) -> list[str]:
     """The report's head: the settings, and per check how many passed and the common mistakes."""
-    per_check: dict[tuple[str, str], list[dict]] = collections.OrderedDict()
-    for r in sorted(rows, key=lambda r: r["notebook"]):
-        per_check.setdefault((r["notebook"], r["check"]), []).append(r)
+    per_check: dict[tuple[str, str], list[Row]] = collections.OrderedDict()
+    for r in sorted(rows, key=lambda r: r.notebook):
+        per_check.setdefault((r.notebook, r.check), []).append(r)
     lines = ["# Class report", ""]
     if settings is not None:
         lines += [
@@ -119,9 +107,9 @@ def _class_table(rows: list[dict], settings: Settings | None) -> list[str]:
         ]
     lines += ["| notebook | check | passed | most common mistakes |", "|---|---|---|---|"]
     for (nb, check), rs in per_check.items():
-        words = collections.Counter(r["mistake"] or "error" for r in rs if r["passed"] != "true")
+        words = collections.Counter(r.mistake or ERROR for r in rs if not r.passed)
         common = ", ".join(f"{md_text(w)} ({k})" for w, k in words.most_common(3))
-        passed = sum(r["passed"] == "true" for r in rs)
+        passed = sum(r.passed for r in rs)
         lines.append(f"| {md_text(nb)} | {md_text(check)} | {passed} / {len(rs)} | {common} |")
     return lines
 

@@ -26,6 +26,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from checks.grading.rows import Row
+
 OVERRIDES = "overrides.csv"
 OVERRIDE_FIELDS = ["learner", "notebook", "check", "score", "comment"]
 ROSTER_FIELDS = ["submission", "student", "id", "sis_user_id", "section"]
@@ -156,12 +158,12 @@ def _rows(
         raise ScoresError(f"cannot read the {what} {path}: {why.strerror or why}") from None
 
 
-def read_grades(out: Path) -> list[dict[str, str]]:
-    """The rows of ``out/grades.csv``."""
+def read_grades(out: Path) -> list[Row]:
+    """The rows of ``out/grades.csv`` (the one place the grader reads them back)."""
     # the grader's own file, read as written: a submission "ann " is not "ann"; a cell that
     # write_csv quoted against formulas reads as the value it was given
     return [
-        {k: plain_cell(v) for k, v in row.items()}
+        Row.from_csv({k: plain_cell(v) for k, v in row.items()})
         for _, row in _rows(
             out / "grades.csv",
             ["submission", "notebook", "check", "passed"],
@@ -214,22 +216,20 @@ def load_overrides(path: Path) -> list[Override]:
     return found
 
 
-def with_overrides(
-    rows: Iterable[dict[str, str]], overrides: list[Override]
-) -> tuple[list[Score], list[str]]:
+def with_overrides(rows: Iterable[Row], overrides: list[Override]) -> tuple[list[Score], list[str]]:
     """Every row as a Score with its override, and one warning per override that matched no row."""
     scores = [
         Score(
-            r["submission"],
-            r["notebook"],
-            r["check"],
-            1.0 if r["passed"] == "true" else 0.0,
-            r["passed"] == "true",
-            r.get("mistake", ""),
-            r.get("reason", ""),
-            r.get("note", ""),
-            r.get("feedback", ""),
-            hints=r.get("hints") or "",
+            r.submission,
+            r.notebook,
+            r.check,
+            1.0 if r.passed else 0.0,
+            r.passed,
+            r.mistake,
+            r.reason,
+            r.note,
+            r.feedback,
+            hints=r.hints,
         )
         for r in rows
     ]
