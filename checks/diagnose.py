@@ -112,6 +112,21 @@ class Given:
     scale: float = 0.0
 
 
+@dataclass(frozen=True)
+class Use:
+    """One use of a tensor on the way to the loss, as a path's label says it: the operation
+    (``op``: "`counts_sum` (sum)", "a mul on the way to `h`"), the named tensor it makes or leads
+    to (``tensor``, "" for none) and, where the operation takes the tensor twice (``a * a``), the
+    input it is (``slot``, from 0)."""
+
+    op: str
+    tensor: str = ""
+    slot: int | None = None
+
+    def __str__(self) -> str:
+        return self.op if self.slot is None else f"input {self.slot + 1} of {self.op}"
+
+
 def fmt_shape(shape: Sequence[int]) -> str:
     """``(32, 64)`` for a shape, ``()`` for a scalar."""
     dims = tuple(int(s) for s in shape)
@@ -148,9 +163,9 @@ class Context:
     head_sizes: list[int] = field(default_factory=list)
     # where the expected value comes from: "autograd", "central difference"
     source: str = "autograd"
-    # Lazily computed graph facts: (label, contribution or None) for each use of the tensor,
+    # Lazily computed graph facts: (use, contribution or None) for each use of the tensor,
     # and the index tensor of each index-style use (the embedding lookup C[Xb]).
-    paths: Callable[[], list[tuple[str, torch.Tensor | None]]] | None = None
+    paths: Callable[[], list[tuple[Use, torch.Tensor | None]]] | None = None
     index_uses: Callable[[], list[torch.Tensor]] | None = None
     # What the index uses give with the index and the gradient flattened in different orders.
     misplaced: Callable[[], list[torch.Tensor]] | None = None
@@ -777,12 +792,6 @@ def _head_size(c: float, heads: Sequence[int]) -> tuple[str, str] | None:
     return None
 
 
-def _named(label: str) -> str:
-    """The tensor's name in a use's label ("`counts_sum` (sum)" -> "counts_sum")."""
-    parts = label.split("`")
-    return parts[1] if len(parts) > 2 else label
-
-
 def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     if ctx.paths is None:
         return None
@@ -799,7 +808,8 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
     elif not _adds_up(contribs, e):
         # the contributions are not those of this gradient (another backward pass): do not guess
         return None
-    labels = [label for label, _ in paths]
+    uses = [use for use, _ in paths]
+    labels = [str(use) for use in uses]
     k = len(paths)
     for size in range(1, k):
         for subset in combinations(range(k), size):
@@ -807,9 +817,10 @@ def _missing_path(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, 
             if close(y, part, ctx.rtol, ctx.atol):
                 have = " and ".join(labels[i] for i in subset)
                 miss = " and ".join(labels[i] for i in range(k) if i not in subset)
-                ctx.missing_uses = [_named(labels[i]) for i in range(k) if i not in subset]
+                left_out = [i for i in range(k) if i not in subset]
+                ctx.missing_uses = [uses[i].tensor or labels[i] for i in left_out]
                 return "missing-path", (
-                    f"{_uses_phrase(ctx.variable or 'its input', labels)}, and your {ctx.answer} "
+                    f"{_uses_phrase(ctx.variable or 'its input', uses)}, and your {ctx.answer} "
                     f"holds only the contribution through {have}: add the one through {miss} "
                     "(`+=`)."
                 )
@@ -864,21 +875,12 @@ def _adds_up(contribs: list[torch.Tensor], e: torch.Tensor) -> bool:
     return bool(torch.allclose(total, e.double(), rtol=1e-3, atol=1e-4 * scale + 1e-12))
 
 
-_SLOT = re.compile(r"^input \d+ of ")
-
-
-def slot_label(slot: int, label: str) -> str:
-    """The label of one input of an operation that takes the tensor twice (``a * a``):
-    "input 1 of `L` (mul)"."""
-    return f"input {slot + 1} of {label}"
-
-
-def _uses_phrase(name: str, labels: list[str]) -> str:
+def _uses_phrase(name: str, uses: list[Use]) -> str:
     """ "x feeds 2 operations (...)", or "x is used 2 times (...)" when one operation
     takes it twice."""
-    ops = len({_SLOT.sub("", label) for label in labels})
-    what = f"feeds {ops} operations" if ops == len(labels) else f"is used {len(labels)} times"
-    return f"{name} {what} ({', '.join(labels)})"
+    ops = len({use.op for use in uses})
+    what = f"feeds {ops} operations" if ops == len(uses) else f"is used {len(uses)} times"
+    return f"{name} {what} ({', '.join(map(str, uses))})"
 
 
 def _unmeasured(ctx: Context) -> str:
@@ -888,7 +890,7 @@ def _unmeasured(ctx: Context) -> str:
     if len(paths) < 2 or sum(c is None for _, c in paths) < 2:
         return ""
     return (
-        f" Note: {_uses_phrase(ctx.variable or 'its input', [label for label, _ in paths])}, "
+        f" Note: {_uses_phrase(ctx.variable or 'its input', [use for use, _ in paths])}, "
         "and cmp cannot tell whether one of their contributions is missing: the backward pass "
         "freed the graph, so it cannot measure each contribution "
         "(backward(retain_graph=True) would let it)."
@@ -1222,7 +1224,7 @@ def _path_factor(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, s
             for name, x in tensors:
                 for k in (1, -1, 2):
                     if _near(mine * x**k, part, ctx):
-                        labels = [paths[i][0] for i in group]
+                        labels = [str(paths[i][0]) for i in group]
                         return "factor", _path_factor_hint(ctx, labels, name, k)
     return None
 

@@ -20,7 +20,7 @@ from types import FrameType
 
 import torch
 
-from checks.diagnose import Given, slot_label
+from checks.diagnose import Given, Use
 
 Node = object  # torch.autograd.graph.Node; kept loose so that any graph object fits
 
@@ -261,9 +261,14 @@ class GraphFacts:
 
     # -- labels
     def label(self, node: Node) -> str:
+        """The operation's label: "`counts_sum` (sum)", "a mul on the way to `h`", "a mul"."""
+        return self._named_label(node)[0]
+
+    def _named_label(self, node: Node) -> tuple[str, str]:
+        """The operation's label, and the named tensor it makes or leads to ("" for none)."""
         hit = self.by_node.get(id(node))
         if hit is not None and hit[0]:
-            return f"`{hit[0]}` ({op_name(node)})"
+            return f"`{hit[0]}` ({op_name(node)})", hit[0]
         parents = self.parents
         seen, frontier = set(), list(parents.get(node, []))
         while frontier:
@@ -273,18 +278,18 @@ class GraphFacts:
             seen.add(id(up))
             hit = self.by_node.get(id(up))
             if hit is not None and hit[0]:
-                return f"a {op_name(node)} on the way to `{hit[0]}`"
+                return f"a {op_name(node)} on the way to `{hit[0]}`", hit[0]
             frontier.extend(parents.get(up, []))
-        return f"a {op_name(node)}"
+        return f"a {op_name(node)}", ""
 
-    def use_label(self, node: Node, slots: list[int]) -> str:
-        """The operation's label, with the input named when the operation takes the tensor twice."""
-        label = self.label(node)
-        return slot_label(slots[0], label) if id(node) in self._twice else label
+    def use(self, node: Node, slots: list[int]) -> Use:
+        """The use of the tensor by ``node``, its input named when ``node`` takes it twice."""
+        op, tensor = self._named_label(node)
+        return Use(op, tensor, slots[0] if id(node) in self._twice else None)
 
     # -- contributions
-    def paths(self) -> list[tuple[str, torch.Tensor | None]]:
-        """(label, contribution or None when it cannot be known) for each use; computed once."""
+    def paths(self) -> list[tuple[Use, torch.Tensor | None]]:
+        """(use, contribution or None when it cannot be known) for each use; computed once."""
         if self._paths is None:
             self._paths = self._compute_paths()
         return self._paths
@@ -315,7 +320,7 @@ class GraphFacts:
                             (f"{label} then {sl}", p)
                             for (sl, _), p in zip(subs, parts, strict=True)
                         ]
-            out += split or [(label, c)]
+            out += split or [(str(label), c)]
         return out
 
     def _softmax_terms(self) -> list[tuple[str, torch.Tensor | None]]:
@@ -373,7 +378,7 @@ class GraphFacts:
         by each step's rule: the exp of 03's ``norm_logits`` feeds ``counts``, whose two uses are
         the two terms of the fused cross-entropy."""
         if len(self._uses) != 1 or depth <= 0:
-            return self.paths()
+            return [(str(use), c) for use, c in self.paths()]
         node, slots = self._uses[0]
         got = self._output(node) if not self._place else None
         if got is None or got[0] is None or got[0] is self.root:
@@ -387,7 +392,7 @@ class GraphFacts:
         label = self.label(node)
         return [(f"{label} then {sl}", p) for (sl, _), p in zip(subs, parts, strict=True)]
 
-    def _compute_paths(self) -> list[tuple[str, torch.Tensor | None]]:
+    def _compute_paths(self) -> list[tuple[Use, torch.Tensor | None]]:
         if len(self._uses) < 2:
             return []
         measured = None if self.freed() else self._measure()
@@ -399,7 +404,7 @@ class GraphFacts:
                 for i, (node, slots) in enumerate(self._uses)
             ]
         return [
-            (self.use_label(node, slots), c)
+            (self.use(node, slots), c)
             for (node, slots), c in zip(self._uses, measured, strict=False)
         ]
 

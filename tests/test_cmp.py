@@ -753,3 +753,24 @@ def test_a_missing_or_doubled_attention_scale_names_the_head_size(k):
     res = cmp("q", q.grad * k, q, quiet=True)
     assert res.mistake == "scale" and "the square root of the head size" in res.hint, res.hint
     assert ("is missing" if k > 1 else "one 1/sqrt(head_size) too many") in res.hint, res.hint
+
+
+def test_a_paths_use_is_data_and_its_label_is_made_from_it():
+    """A use of a tensor crosses to the diagnosis (and the grader's records) as a ``Use``: the
+    operation, the tensor it makes, the input where the operation takes the tensor twice."""
+    from checks.diagnose import Use
+    from checks.grading.facts import use_of, use_record
+    from checks.graph import GraphFacts
+
+    a = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    sq, ex = a * a, a.exp()
+    loss = (sq + ex).sum()
+    loss.backward()
+    uses = [u for u, _ in GraphFacts(a, a.grad, {"sq": sq, "ex": ex}, loss).paths()]
+    assert sorted(uses, key=str) == [
+        Use("`ex` (exp)", "ex"),
+        Use("`sq` (mul)", "sq", 0),
+        Use("`sq` (mul)", "sq", 1),
+    ]
+    assert sorted(map(str, uses))[1:] == ["input 1 of `sq` (mul)", "input 2 of `sq` (mul)"]
+    assert [use_of(use_record(u)) for u in uses] == uses

@@ -18,16 +18,27 @@ from typing import Any
 
 import torch
 
-from checks.diagnose import Context
+from checks.diagnose import Context, Use
 from checks.graph import GraphFacts, scope_tensors
 
 # The facts' format: part of the key of a cached reference run, so that a reference recorded by an
 # earlier grader (without the later facts) is made again.
-VERSION = 5
+VERSION = 6  # 6: a path's use as [op, tensor, slot], not its label
 
 # cmp('X', dX, X) in a solution cell: the check's name, the answer's variable, the tensor's
 # expression
 CMP = re.compile(r"""\bcmp\(\s*(['"])([^'"]+)\1\s*,\s*(\w+)\s*,\s*([\w.\[\]"']+)\s*[,)]""")
+
+
+def use_record(use: Use) -> list[Any]:
+    """A path's use as the record keeps it (``weights_only`` loads plain lists, no dataclass)."""
+    return [use.op, use.tensor, use.slot]
+
+
+def use_of(record: list[Any]) -> Use:
+    """A path's use, from :func:`use_record`'s list."""
+    op, tensor, slot = record
+    return Use(str(op), str(tensor), None if slot is None else int(slot))
 
 
 def targets(code: str) -> dict[str, str]:
@@ -45,7 +56,7 @@ def of(
 
     g = GraphFacts(t, t.grad.detach(), names, loss)
     return {
-        "paths": [[label, c] for label, c in g.paths()],
+        "paths": [[use_record(use), c] for use, c in g.paths()],
         "terms": [[label, c] for label, c in g.terms()],
         "index": list(g.index_uses()),
         "misplaced": list(g.misplaced()),
@@ -74,7 +85,7 @@ def of_op(f: Any, xs: tuple[float, ...], upstream: float = 0.7) -> dict[str, Any
     root = upstream * out
     root.backward(retain_graph=True)
     g = GraphFacts(t, t.grad.detach(), {"out": out}, root)
-    paths = [[label, c] for label, c in g.paths()]
+    paths = [[use_record(use), c] for use, c in g.paths()]
     return {"paths": paths, "scale": float(g.upstream_scale() or 0.0)}
 
 
@@ -111,7 +122,7 @@ def apply(ctx: Context, facts: dict[str, Any] | None) -> Context:
     """``ctx`` reading the recorded facts where the notebook's ``cmp`` reads the graph."""
     if not facts:
         return ctx
-    paths = [(str(label), c) for label, c in facts.get("paths", [])]
+    paths = [(use_of(record), c) for record, c in facts.get("paths", [])]
     swaps = [(str(u), str(m), x) for u, m, x in facts.get("swaps", [])]
     terms = [(str(label), c) for label, c in facts.get("terms", [])]
     ctx.paths = lambda: paths
