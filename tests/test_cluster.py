@@ -16,6 +16,7 @@ import pytest
 from checks.grading.grader import grade
 from checks.grading.settings import Settings
 from checks.paths import NOTEBOOKS
+from tests.signals import default_sigint
 from tests.submissions import keep_references, options
 
 distributed = pytest.importorskip("distributed")
@@ -184,6 +185,7 @@ def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executo
         text=True,
         env=env,
         start_new_session=True,
+        preexec_fn=default_sigint,
     )
     try:
         deadline = time.monotonic() + 180

@@ -18,6 +18,7 @@ from checks.grading.settings import Settings
 from tests import answers01 as t1
 from tests import answers02 as t2
 from tests.notebooks import ANSWERS, fill
+from tests.signals import default_sigint
 from tests.submissions import CLASS as SETTINGS
 from tests.submissions import (
     NAME,
@@ -332,7 +333,7 @@ def test_a_relative_out_folder_works(graded, reference_cache, tmp_path, monkeypa
     keep_references(reference_cache, work / "grades" / ".reference", "02-tensor-backprop")
     monkeypatch.chdir(work)
     assert main(["subs/zoe", "--out", "grades/", "--jobs", "1", *options(SETTINGS)]) == 0
-    said = capsys.readouterr().err  # neither made again
+    said = "".join(capsys.readouterr())  # neither made again
     assert "from the cache" in said and "grading the solution" not in said, said
     with open(work / "grades" / "grades.csv") as f:
         table = list(csv.DictReader(f))
@@ -418,7 +419,12 @@ def test_ctrl_c_stops_at_once_and_writes_the_reports(graded, reference_cache, tm
     cmd = [sys.executable, "-m", "checks.grade", *learners, "--out", str(mine), "--jobs", "1"]
     cmd += options(SETTINGS)
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 120
     while not list((mine / ".work").glob("*/grading.ipynb")) and time.monotonic() < deadline:

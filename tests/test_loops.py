@@ -16,6 +16,7 @@ import torch
 
 from checks import training
 from checks.paths import ROOT
+from tests.signals import default_sigint
 
 
 class Clock:
@@ -70,7 +71,11 @@ def test_a_sigint_as_kernel_interrupt_sends_it_stops_the_loop_and_the_cell_goes_
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-u", "-c", script], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-u", "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_sigint,
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()  # the first step's line: the loop is running
