@@ -31,7 +31,7 @@ from checks.grading.sandbox import bwrap
 from tests import answers01 as t1
 from tests import attacks
 from tests.notebooks import ANSWERS, fill
-from tests.submissions import CLASS, NAME, STUDENT, cell_with, filled, prepend
+from tests.submissions import CLASS, NAME, STUDENT, cell_with, filled, options, prepend
 
 pytestmark = pytest.mark.skipif(
     bwrap() is None,
@@ -552,9 +552,7 @@ def test_self_check_of_the_hijacked_recorder_fails(sealed, tmp_path, monkeypatch
     for p in sealed.reference_files:  # the same seed, batch and steps: no second run
         shutil.copy(p, cache / p.name)
     path = sealed.subs["att01-recorder-hijack"] / NAME
-    s = SETTINGS
-    args = ["--seed", str(s.seed), "--batch", str(s.batch), "--steps", str(s.steps)]
-    args += ["--cell-timeout", str(s.cell_timeout), "--jobs", "1"]
+    args = [*options(SETTINGS), "--jobs", "1"]
     assert main(["--self", str(path), "--fail-under", "1.0", *args]) == 1
     shown = capsys.readouterr()
     assert "0 / 35 checks pass" in shown.out, shown.out
