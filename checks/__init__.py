@@ -32,7 +32,7 @@ _WHERE = {
         ],
         "checks.data",
     ),
-    "MISTAKES": "checks.diagnose",
+    "MISTAKES": "checks.words",
     "hint": "checks.hints",
     "adamw_slips": "checks.optim",
     **dict.fromkeys(["drawn", "setting"], "checks.inputs"),

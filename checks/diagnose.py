@@ -1,9 +1,10 @@
 """Name the most likely mistake behind a wrong gradient, in one word and one sentence.
 
-The words (``MISTAKES``) are the vocabulary of ``Result.mistake``. Shape mistakes are
-read off the shapes alone; value mistakes compare the answer ``y`` with the expected
-gradient ``e`` (same shape, same dtype) under simple transformations: negation,
-transposition, a constant factor, a subset of the paths through the graph.
+The words (``MISTAKES``, kept in ``checks.words`` and imported here too) are the vocabulary of
+``Result.mistake``. Shape mistakes are read off the shapes alone; value mistakes compare the
+answer ``y`` with the expected gradient ``e`` (same shape, same dtype) under simple
+transformations: negation, transposition, a constant factor, a subset of the paths through the
+graph.
 """
 
 from __future__ import annotations
@@ -21,83 +22,7 @@ import torch
 from checks.render.html import num
 from checks.tolerances import ATOL, RTOL
 from checks.verdict import Note
-
-MISTAKES: dict[str, str] = {
-    "missing": "nothing written yet: the answer is None or `...`",
-    "nan": "the answer holds NaN or infinity where the gradient is finite",
-    "shape": (
-        "the answer does not have the tensor's shape (a dropped keepdim, a sum over the wrong "
-        "axis, a missing sum)"
-    ),
-    "transpose": (
-        "the right values transposed, or a rule applied with the gradient from above transposed "
-        "(`datt.T` where `datt` belongs)"
-    ),
-    "sign": "exactly the negative of the gradient",
-    "scale": "the gradient times a constant factor (often the batch size or its inverse)",
-    "bessel": (
-        "off by n/(n-1) or (n-1)/n: Bessel's correction used where it should not be, or left out"
-    ),
-    "missing-path": (
-        "the tensor feeds several operations and the answer holds only some of their contributions"
-    ),
-    "accumulate": "rows used several times were overwritten instead of summed (scatter-add)",
-    "autograd-grad": "the answer is autograd's own `.grad` tensor, not a hand-written gradient",
-    "upstream": "the step is right, but it was taken from an earlier answer that is wrong",
-    "chain": (
-        "the local derivative alone: the gradient arriving from above (the output's `dX`) is not "
-        "multiplied in"
-    ),
-    "operand": (
-        "a rule applied with the wrong operand: another tensor where the forward input belongs"
-    ),
-    "rule": (
-        "the local derivative of another operation: a sum's rule where a product's belongs, or the "
-        "other way round"
-    ),
-    "order": (
-        "a node's `_backward` ran before all the gradient from its uses had arrived (the "
-        "topological order not reversed), or ran twice or never"
-    ),
-    "forward": (
-        "the forward pass computes a wrong value (an operation's `out.data`), so no gradient built "
-        "on it can be right"
-    ),
-    "alias": "two names for one tensor: an in-place change through one changed the other",
-    "factor": (
-        "the gradient times or divided by a tensor of the forward pass: a factor of the formula "
-        "missing or one too many (`bngain`, `lnf_rstd`)"
-    ),
-    "local": (
-        "the gradient from above is multiplied in, but by another function than the local "
-        "derivative (`1 - hpreact**2` for tanh's `1 - h**2`)"
-    ),
-    "layout": (
-        "the right numbers in the wrong places: axes split, joined or concatenated in another "
-        "order than the forward pass's"
-    ),
-    "mask": (
-        "a mask in the wrong place or missing: a softmax's mask after it (rows that no longer sum "
-        "to 1) or never; values where the loss sees nothing (padding targets of -1)"
-    ),
-    "decay": (
-        "an optimiser step without AdamW's decoupled weight decay, or with the decay added to "
-        "the gradient (Adam's L2)"
-    ),
-    "bias-correction": (
-        "an optimiser step whose bias correction is left out or taken at a fixed step (`t` never "
-        "grows)"
-    ),
-    "moment": (
-        "an optimiser's running average computed wrong: its weights swapped, the gradient not "
-        "squared in `v`, or last step's average used"
-    ),
-    "wrong": "anything else: the values differ in no recognisable way",
-    "no-grad": (
-        "the check cannot run: the tensor has no `.grad` to compare with (a set-up problem, "
-        "not the answer)"
-    ),
-}
+from checks.words import MISTAKES as MISTAKES
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,8 @@ def test_readme_mistake_table_is_the_vocabulary():
 
 
 def test_the_grading_pages_words_are_the_registry():
-    """The table of docs/grading.md's "The words of a row", in ``checks.grading.words``' order."""
-    from checks.grading import words
+    """The table of docs/grading.md's "The words of a row", in ``checks.words``' order."""
+    from checks import words
 
     page = (ROOT / "docs" / "grading.md").read_text()
     text = page.split("### The words of a row", 1)[1].split("\n#", 1)[0]

@@ -1,7 +1,7 @@
 """Outcomes as data across the grader's boundaries (#24): a row is a ``Row`` with a boolean
 ``passed`` from the judge to the reports, text only in grades.csv and JSON only in a done file; an
 answer without a value is a ``NoValue`` on both sides of the kernel, a tagged dict only on the
-wire; and every fixed word a row can hold is registered in ``checks.grading.words``."""
+wire; and every fixed word a row can hold is registered in ``checks.words``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks import MISTAKES
-from checks.grading import novalue, recorder, words
+from checks import MISTAKES, words
+from checks.grading import novalue, recorder
 from checks.grading.judge import check_row
 from checks.grading.novalue import DELETED, MISSING, NoValue
 from checks.grading.reports import write_reports
@@ -77,7 +77,7 @@ def _words(path: Path, name: str, arg: int) -> set[str]:
 
 def _spelled(node: ast.expr, tree: ast.Module) -> set[str]:
     """The words an expression can be: a string, either side of ``a if c else b``, a name of
-    ``checks.grading.words``, or a name the module assigns one of those."""
+    ``checks.words``, or a name the module assigns one of those."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {node.value}
     if isinstance(node, ast.IfExp):
@@ -96,7 +96,7 @@ def _spelled(node: ast.expr, tree: ast.Module) -> set[str]:
 
 def test_every_word_the_grader_writes_into_a_row_is_registered():
     """The mistake words of the grader's own rows (``check_row``), and the words of every note
-    (``Note(word, text)``, the learner's side's and the grader's): in ``checks.grading.words``,
+    (``Note(word, text)``, the learner's side's and the grader's): in ``checks.words``,
     and each registered word written somewhere."""
     mistakes = {w for p in GRADING.glob("*.py") for w in _words(p, "check_row", 2)}
     assert mistakes and mistakes <= {"", *MISTAKES, *words.MISTAKE_WORDS}, mistakes

@@ -11,7 +11,7 @@
    the judge :mod:`~checks.grading.novalue` (an answer recorded without a value).
 4. :mod:`~checks.grading.judge`: each recorded answer compared with the expected value by
    ``checks``' own comparison, into rows (:mod:`~checks.grading.rows`, their fixed words
-   :mod:`~checks.grading.words`); :mod:`~checks.grading.review` (with the allowlist,
+   :mod:`checks.words`); :mod:`~checks.grading.review` (with the allowlist,
    :mod:`~checks.grading.allow`) marks what an instructor should look at.
 5. :mod:`~checks.grading.reports`, :mod:`~checks.grading.scores`, :mod:`~checks.grading.feedback`
    and :mod:`~checks.grading.export`: the rows out as CSV, points, pages and LMS files.

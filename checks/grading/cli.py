@@ -36,8 +36,8 @@ from checks.grading.grader import (
 from checks.grading.rows import Row
 from checks.grading.sandbox import isolation
 from checks.grading.settings import NOTEBOOK_TIMEOUT, Settings, SetupError
-from checks.grading.words import REVIEW
 from checks.paths import SOLUTIONS
+from checks.words import REVIEW
 
 
 def main(argv: list[str] | None = None) -> int:

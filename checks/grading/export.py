@@ -53,8 +53,8 @@ from checks.grading.scores import (
     totals,
     with_overrides,
 )
-from checks.grading.words import ERROR, PASS
 from checks.paths import CHECKOUT, SOLUTIONS
+from checks.words import ERROR, PASS
 
 CANVAS_FIELDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks.grading.scores import Score, ScoresError, Student, class_scores, fmt_points, totals
-from checks.grading.words import ERROR
 from checks.render.html import COLOURS, FAIL, NOTE, PASS, TINT, TODO, code_html, esc
+from checks.words import ERROR
 
 FOLDER = "feedback"
 INDEX = "index.html"

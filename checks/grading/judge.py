@@ -19,8 +19,8 @@ from checks.grading.novalue import DELETED, MISSING, NoValue
 from checks.grading.rows import Row
 from checks.grading.run import Run
 from checks.grading.settings import FACTS, Settings
-from checks.grading.words import REVIEW
 from checks.verdict import Note, Result
+from checks.words import REVIEW
 
 
 def _stopped_in(run: Run, concerns: list[str]) -> str:

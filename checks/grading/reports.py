@@ -26,7 +26,7 @@ from checks.grading.scores import (
     write_csv,
 )
 from checks.grading.scores import totals as points_of
-from checks.grading.words import ERROR, REVIEW
+from checks.words import ERROR, REVIEW
 
 if TYPE_CHECKING:
     from checks.grading.settings import Settings

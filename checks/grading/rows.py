@@ -28,7 +28,7 @@ TRUE, FALSE = "true", "false"
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Row:
     """One check's outcome: ``passed``, the ``mistake`` word (``checks.MISTAKES``' or the grader's
-    own, :mod:`checks.grading.words`), the ``reason`` for the instructor (with the expected
+    own, :mod:`checks.words`), the ``reason`` for the instructor (with the expected
     value), the ``note`` (``word: text; ...``), the ``feedback`` a learner may read and the
     ``hints`` used. The judge leaves ``submission`` and ``notebook`` empty (:meth:`of`)."""
 
