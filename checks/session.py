@@ -11,14 +11,13 @@ The state lives here, below the checks that write it (:mod:`checks.compare`,
 from __future__ import annotations
 
 import json
-import re
 import weakref
 from pathlib import Path
 from typing import Any
 
 from checks import kernel
 from checks.paths import METADATA, ROOT
-from checks.verdict import Result, show
+from checks.verdict import Result, checked, show
 
 _RESULTS: dict[str, tuple[Result, int]] = {}  # name -> (latest result, tries), first-run order
 _EXPECTED: list[str] = []
@@ -100,19 +99,15 @@ def declared() -> list[str]:
     return list(_EXPECTED)
 
 
-# the lecture's line, as the executed solutions show it: the check's name comes first
-_LINE = re.compile(r"^(.+?)\s*\| exact: (?:True |False) \| approximate: (?:True |False) \|", re.M)
-
-
 def shown_checks(cells: list) -> list[str]:
-    """The names of the checks that executed cells show, in order, each once."""
+    """The names of the checks that executed cells show, in order, each once: read from their
+    outputs' metadata (:func:`checks.verdict.checked`), not from the text they show."""
     names: list[str] = []
     for cell in cells:
         for out in cell.get("outputs", []):
-            text = out.get("data", {}).get("text/plain", out.get("text", ""))
-            for name in _LINE.findall("".join(text) if isinstance(text, list) else text):
-                if name not in names:
-                    names.append(name)
+            name = checked(out)
+            if name is not None and name not in names:
+                names.append(name)
     return names
 
 

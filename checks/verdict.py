@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks import kernel
+from checks.paths import METADATA
 from checks.render.html import COLOURS, FAIL, NOTE, PASS, TINT, TODO, UPSTREAM, bold, code_html, esc
 from checks.render.html import num as _num
 
@@ -34,9 +35,15 @@ __all__ = [
     "Note",
     "Result",
     "Worst",
+    "CHECKED",
+    "checked",
     "code_html",
     "show",
 ]
+
+# the key of a shown result's output metadata under METADATA: the name it checks, so that an
+# executed notebook says which checks it ran (checks.session.shown_checks) without reading text
+CHECKED = "checked"
 
 
 @dataclass(frozen=True)
@@ -243,13 +250,23 @@ def _of_worst(res: Result, part: str) -> Any:
 
 
 def show(res: Result) -> None:
-    """Print the report in a terminal; in Jupyter show it coloured, with the same plain text."""
+    """Print the report in a terminal; in Jupyter show it coloured, with the same plain text, and
+    the check's name in the output's metadata (:func:`checked` reads it back)."""
     if kernel.in_notebook():
         from IPython.display import publish_display_data
 
-        publish_display_data({"text/plain": res.report(), "text/html": res.html()})
+        bundle = {"text/plain": res.report(), "text/html": res.html()}
+        publish_display_data(bundle, metadata={METADATA: {CHECKED: res.name}})
     else:
         print(res.report())
+
+
+def checked(output: dict) -> str | None:
+    """The name of the check a saved notebook output shows (:func:`show` put it in its metadata),
+    or None for any other output."""
+    mark = (output.get("metadata") or {}).get(METADATA)
+    name = mark.get(CHECKED) if isinstance(mark, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _esc(text: str) -> str:

@@ -9,6 +9,8 @@ import nbformat
 import pytest
 
 from checks.authoring.student import ROOT, generate, stub_source
+from checks.paths import METADATA
+from checks.session import expected_checks, shown_checks
 from tests.notebooks import ANSWERS, LINE, STUDENT, errors_of, fill, run, run_then_rerun, text_of
 
 # ---------------------------------------------------------------- generation
@@ -122,6 +124,24 @@ def test_filled_student_copy_passes_every_check(makemore_filled):
     assert all(approx.strip() == "True" for _, _, approx, _ in lines), [
         m for m in lines if m[2].strip() != "True"
     ]
+
+
+def test_a_run_names_its_checks_in_its_outputs_metadata(makemore_filled):
+    """A kernel's run says which checks it showed in its outputs' metadata, the way
+    ``checks.student`` lists a solution's: every check of the notebook once, in order. Text that
+    reads like a check's line and a hint's output (whose marker names a check too) are none."""
+    cells = list(makemore_filled.cells)
+    assert shown_checks(cells) == expected_checks("03-makemore-backprop")
+    look_alike = "probs           | exact: True  | approximate: True  | maxdiff: 0.0\n"
+    hint = {"hint": "dprobs", "check": "probs", "notebook": "03-makemore-backprop", "rung": 1}
+    extra = nbformat.v4.new_code_cell(
+        outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text=look_alike),
+            nbformat.v4.new_output("display_data", {"text/plain": "x"}, metadata={METADATA: hint}),
+            nbformat.v4.new_output("display_data", {"text/plain": "y"}, metadata={METADATA: "z"}),
+        ]
+    )
+    assert shown_checks([extra]) == [] and shown_checks([extra, *cells]) == shown_checks(cells)
 
 
 def test_filled_student_copy_trains(makemore_filled):
