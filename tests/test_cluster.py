@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from checks.grading.grader import grade
-from checks.grading.settings import Settings
 from checks.paths import NOTEBOOKS
 from tests.signals import default_sigint
+from tests.submissions import CLASS as SETTINGS
 from tests.submissions import keep_references, options
 
 distributed = pytest.importorskip("distributed")
@@ -24,7 +24,6 @@ dask = pytest.importorskip("dask")
 
 pytestmark = pytest.mark.slow
 NB2 = "02-tensor-backprop.ipynb"
-SETTINGS = Settings(seed=5, batch=20, steps=20, cell_timeout=60, notebook_timeout=300, jobs=2)
 
 
 def a_class(root: Path) -> list[Path]:
@@ -44,10 +43,12 @@ def a_class(root: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(tmp_path_factory, reference_cache):
+    """The class graded locally and on dask, with the class fixtures' settings and the session's
+    reference values of notebook 02."""
     root = tmp_path_factory.mktemp("cluster")
     subs = a_class(root / "subs")
-    cache = root / "cache"
+    cache = reference_cache
     local = grade(subs, root / "local", SETTINGS, progress=lambda s: None, cache=cache)
     said: list[str] = []
     on_dask = grade(
@@ -155,7 +156,7 @@ def processes_under(folder: Path) -> list[str]:
 @pytest.mark.parametrize("executor", ["dask", "local"])
 def test_ctrl_c_leaves_no_test_runner_or_kernel_behind(graded, tmp_path, executor):
     """Ctrl-C in the terminal (SIGINT to the grader's process group, dask's workers included) while
-    two learners' kernels sit in a 200 s cell (the cell timeout: 60 s): the grader exits, and
+    two learners' kernels sit in a 200 s cell (the cell timeout: 45 s): the grader exits, and
     within seconds nothing it started (pytest, the sandbox, the kernel) is left running."""
     import shutil
     import subprocess

@@ -15,6 +15,7 @@ from checks.grading.cli import main
 from checks.grading.grader import Grader, grade
 from checks.grading.sandbox import bwrap
 from checks.grading.settings import Settings
+from checks.paths import cache_dir
 from tests import answers01 as t1
 from tests import answers02 as t2
 from tests.notebooks import ANSWERS, fill
@@ -289,10 +290,13 @@ def test_rerun_resumes_and_gives_the_same_file(graded, reference_cache):
     assert len(again) == len(rows)
 
 
-def test_self_check_prints_the_score(graded, capsys, tmp_path, monkeypatch):
+def test_self_check_prints_the_score(graded, reference_cache, capsys, tmp_path, monkeypatch):
     subs, *_ = graded
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    settings = ["--steps", "20", "--cell-timeout", "15", "--jobs", "1"]
+    # the class's settings, and its reference values and calibration of 03 where the self-check
+    # keeps its own (the user's cache): a reference run of 03 is the class fixture's to make
+    keep_references(reference_cache, cache_dir() / "reference", "03-makemore-backprop")
+    settings = [*options(SETTINGS), "--jobs", "1"]
     copy = tmp_path / "my work (copy).ipynb"  # a renamed duplicate: matched by its cell ids
     copy.write_bytes((subs["carol-two-mistakes"] / NAME).read_bytes())
     assert main(["--self", str(copy), *settings]) == 0
@@ -300,9 +304,9 @@ def test_self_check_prints_the_score(graded, capsys, tmp_path, monkeypatch):
     assert (
         "33 / 35 checks pass" in first.out and "✗ ex1/dbnvar" in first.out and "sign" in first.out
     )
-    assert "reference run of 03-makemore-backprop.ipynb" in first.err
-    assert "reference run of 01" not in first.err and "reference run of 02" not in first.err
-    assert main(["--self", str(copy), *settings]) == 0  # the second one reuses the reference
+    assert f"reference of {NAME}: from the cache ({cache_dir() / 'reference'})" in first.err
+    assert "of 01" not in first.err and "of 02" not in first.err and "grading the" not in first.err
+    assert main(["--self", str(copy), *settings]) == 0
     again = capsys.readouterr()
     assert "from the cache" in again.err and "reference run" not in again.err
     assert again.out == first.out

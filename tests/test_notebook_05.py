@@ -361,27 +361,26 @@ UNMASKED_DLOGITS = (  # the padding targets (-1) get a gradient too
 
 @pytest.fixture(scope="module")
 def graded(grade_class):
-    """Four learners through the grader: every answer right (written independently), one with
-    two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), one
-    whose ``dq`` lacks the scale 1/sqrt(head_size) (and whose ``dlogits`` lacks the padding
-    mask, and whose ``dk`` takes ``datt`` untransposed), and one with Bessel's correction in a
-    layer norm's steps (exercise 1) and in ``layernorm_backward`` (exercise 2)."""
+    """Three learners through the grader: every answer right (written independently), one with
+    two slips (a transposed ``dq`` in exercise 1, the mask after the softmax in exercise 2), and
+    one whose ``dq`` lacks the scale 1/sqrt(head_size) (and whose ``dlogits`` lacks the padding
+    mask, and whose ``dk`` takes ``datt`` untransposed) and who also puts Bessel's correction in
+    a layer norm's steps (exercise 1) and in ``layernorm_backward`` (exercise 2): cells apart, so
+    that with no cascade each slip fails what it fails alone (one notebook run fewer)."""
     learners = {
         "complete": fill(read(STUDENT), ANSWERS),
         "slips": fill(
             read(STUDENT), answers(att_probs=[MASK_AFTER], dq=[TRANSPOSED_DQ, ANSWERS["dq"][1]])
         ),
-        "unscaled-dq": fill(
+        "scale-mask-bessel": fill(
             read(STUDENT),
             answers(
                 dq=[UNSCALED_DQ, ANSWERS["dq"][1]],
                 dk=[UNTRANSPOSED_DK, ANSWERS["dk"][1]],
                 dlogits=[UNMASKED_DLOGITS],
+                dlnf_diff2=[BESSEL_STEP],
+                dx=[BESSEL_FUSED, ANSWERS["dx"][1]],
             ),
-        ),
-        "bessel": fill(
-            read(STUDENT),
-            answers(dlnf_diff2=[BESSEL_STEP], dx=[BESSEL_FUSED, ANSWERS["dx"][1]]),
         ),
     }
     settings = Settings(steps=20, cell_timeout=120, notebook_timeout=900, jobs=2)
@@ -409,8 +408,11 @@ def test_grading_names_each_slip_and_fails_nothing_else(graded):
 
 
 def test_grading_names_a_missing_attention_scale_by_the_head_size(graded):
-    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and not r.passed}
-    assert set(bad) == {"ex1/dq", "ex1/dk", "ex1/dlogits"}, sorted(bad)
+    bad = {c: r for (s, c), r in graded.items() if s == "scale-mask-bessel" and not r.passed}
+    # and the two layer norm steps with Bessel's correction (test below), nothing else
+    assert set(bad) == {"ex1/dq", "ex1/dk", "ex1/dlogits", "ex1/dlnf_diff2", "ex2/dx_ln"}, sorted(
+        bad
+    )
     assert bad["ex1/dq"].mistake == "scale", bad["ex1/dq"]
     assert "the square root of the head size" in bad["ex1/dq"].feedback, bad["ex1/dq"]
 
@@ -418,7 +420,7 @@ def test_grading_names_a_missing_attention_scale_by_the_head_size(graded):
 def test_grading_names_a_missing_padding_mask_and_an_untransposed_datt(graded):
     """Two more slips of exercise 1, named by the grader as the notebook names them (issue 22):
     ``dlogits`` with values at the padding positions, ``dk`` from ``datt`` untransposed."""
-    bad = {c: r for (s, c), r in graded.items() if s == "unscaled-dq" and not r.passed}
+    bad = {c: r for (s, c), r in graded.items() if s == "scale-mask-bessel" and not r.passed}
     assert bad["ex1/dlogits"].mistake == "mask", bad["ex1/dlogits"]
     assert "padding targets of -1" in bad["ex1/dlogits"].feedback
     assert bad["ex1/dk"].mistake == "transpose", bad["ex1/dk"]
@@ -429,7 +431,7 @@ def test_grading_names_bessels_correction_in_a_layer_norm(graded):
     """The grader reads the n=C of the cell's cmp call, as the notebook's cmp does: the slip in
     the layer norm's steps is named. Inside layernorm_backward (probed on fresh inputs, so with no
     graph facts) only one term is off by 36/35: it fails, but as 'wrong'."""
-    bad = {c: r for (s, c), r in graded.items() if s == "bessel" and not r.passed}
+    bad = {c: r for (s, c), r in graded.items() if s == "scale-mask-bessel" and not r.passed}
     assert {"ex1/dlnf_diff2", "ex2/dx_ln"} <= set(bad) and not {"ex1/dx1", "ex1/dx0"} & set(bad), (
         bad
     )
