@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import nbformat
@@ -135,3 +136,39 @@ def test_the_time_budget_scales_with_the_solutions_own_run(tmp_path):
     assert run.budget(ex).notebook_timeout == settings.NOTEBOOK_TIMEOUT
     fixed = grader.Grader(tmp_path / "out", settings.Settings(notebook_timeout=300), sols)
     assert fixed.budget(ex).notebook_timeout == 300
+
+
+def _two_exercises(tmp_path: Path, jobs: int) -> tuple[grader.Grader, list]:
+    sols = tmp_path / "sols"
+    sols.mkdir(parents=True)
+    for name in (NB, "03-makemore-backprop.ipynb"):
+        shutil.copy(SOLUTIONS / name, sols / name)
+    run = grader.Grader(tmp_path / "out", settings.Settings(jobs=jobs), sols)
+    return run, list(run.exercises.values())
+
+
+def test_the_exercises_are_set_up_side_by_side_and_a_broken_one_stops_the_rest(
+    tmp_path, monkeypatch
+):
+    """With two jobs, two exercises' reference runs are under way at once (each waits for the
+    other at a barrier: one after the other, the first would time out); with one job, a broken
+    set-up raises its SetupError and the next exercise's set-up never starts."""
+    run, exercises = _two_exercises(tmp_path / "two", jobs=2)
+    both = threading.Barrier(2, timeout=20)
+    monkeypatch.setattr(run, "reference", lambda ex: both.wait())
+    monkeypatch.setattr(run, "calibrate", lambda ex, progress: None)
+    said: list[str] = []
+    grader.prepare(run, exercises, said.append)
+    assert [s.split(" (")[0] for s in said] == [f"reference run of {e.name}" for e in exercises]
+
+    run, exercises = _two_exercises(tmp_path / "one", jobs=1)
+    started: list[str] = []
+
+    def broken(ex):
+        started.append(ex.name)
+        raise grader.SetupError(f"the reference run of {ex.name} failed")
+
+    monkeypatch.setattr(run, "reference", broken)
+    with pytest.raises(grader.SetupError, match=exercises[0].name):
+        grader.prepare(run, exercises, said.append)
+    assert started == [exercises[0].name]

@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, as_completed, wait
 from pathlib import Path
 
 import torch
@@ -445,7 +445,9 @@ def grade_on_worker(
 
 def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str], object]) -> None:
     """Before any learner: each exercise's reference run (or its cached values), then the
-    instructor's solution graded as a submission (``Grader.calibrate``)."""
+    instructor's solution graded as a submission (``Grader.calibrate``); the exercises side by
+    side, ``jobs`` at a time. A broken set-up raises the first exercise's ``SetupError`` once the
+    runs under way are done; on Ctrl-C every run under way is killed."""
     s = grader.settings
     for ex in exercises:
         if grader.cache_of(ex).exists():
@@ -454,8 +456,25 @@ def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str],
             progress(
                 f"reference run of {ex.name} (seed {s.seed}, batch {s.batch}, {s.steps} steps)"
             )
-        grader.reference(ex)
-        grader.calibrate(ex, progress)
+    with ThreadPoolExecutor(max_workers=max(1, min(s.jobs, len(exercises)))) as pool:
+        try:
+            futures = [pool.submit(_set_up, grader, ex, progress) for ex in exercises]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for fut in futures:
+                fut.cancel()  # those not started, after a broken set-up
+            for fut in futures:
+                if not fut.cancelled():
+                    fut.result()
+        except KeyboardInterrupt:
+            stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _set_up(grader: Grader, ex: Exercise, progress: Callable[[str], object]) -> None:
+    """``ex``'s reference values, then its solution's pass through the learner's pipeline."""
+    grader.reference(ex)
+    grader.calibrate(ex, progress)
 
 
 def grade_submission(

@@ -15,7 +15,7 @@ from checks.diagnose import Context
 from checks.grading.assemble import STATE
 from checks.grading.exercise import AnswerCell, Exercise
 from checks.grading.facts import apply
-from checks.grading.novalue import DELETED, MISSING, NoValue
+from checks.grading.novalue import DELETED, ERROR_KIND, MISSING, NoValue
 from checks.grading.rows import Row
 from checks.grading.run import Run
 from checks.grading.settings import FACTS, Settings
@@ -109,7 +109,7 @@ def _row_of(j: _Judging, check: str) -> Row:
         )
     if y is None:
         return check_row(check, False, "", _not_recorded(j, at))
-    if kind == "error":
+    if kind == ERROR_KIND:
         return _raised_row(check, var, y.type)
     if kind not in (None, MISSING.kind):  # a value that is no tensor
         return check_row(check, False, "wrong", f"{var} is not a tensor ({y.type})")

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 # what an answer without a value can be: ``...`` or None (not written yet), a name the cell no
 # longer assigns, a computation (a probe of the learner's functions) that raised, and a value
 # that is no tensor and cannot be made one
-KINDS = ("missing", "deleted", "error", "other")
+KINDS = MISSING_KIND, DELETED_KIND, ERROR_KIND, OTHER_KIND = (
+    "missing",
+    "deleted",
+    "error",
+    "other",
+)
 TAG = "novalue"
 
 
@@ -29,17 +34,17 @@ class NoValue:
     type: str = ""
 
 
-MISSING, DELETED = NoValue("missing"), NoValue("deleted")
+MISSING, DELETED = NoValue(MISSING_KIND), NoValue(DELETED_KIND)
 
 
 def raised(error: BaseException) -> NoValue:
     """The record of an answer whose computation raised ``error``."""
-    return NoValue("error", type(error).__name__)
+    return NoValue(ERROR_KIND, type(error).__name__)
 
 
 def other(value: object) -> NoValue:
     """The record of an answer that is no tensor and cannot be made one."""
-    return NoValue("other", type(value).__name__)
+    return NoValue(OTHER_KIND, type(value).__name__)
 
 
 def to_wire(values: object) -> object:
