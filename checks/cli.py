@@ -13,6 +13,7 @@ from pathlib import Path
 
 from checks.paths import SOLUTIONS, class_wheel
 from checks.start import DEFAULT_DIR, start
+from checks.startup import skip_unused_imports
 
 GRADE_NEEDS = ("pytest", "nbval", "nbformat", "jupyter_client", "ipykernel")
 # subcommand -> (the module whose main() it runs, its help line)
@@ -70,6 +71,7 @@ def _check(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    skip_unused_imports()
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(prog="backprop-workbook", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)

@@ -196,12 +196,12 @@ def _runner_env(files: _Files, runtime: Path) -> dict[str, str]:
 
 
 def _runner_argv(plan: Plan, settings: Settings, files: _Files, boxed: bool) -> list[str]:
-    """The test runner's command line: pytest with nbval and the grader's plugin, on the grading
-    notebook."""
+    """The test runner's command line: pytest (:mod:`checks.grading.runner`) with nbval and the
+    grader's plugin, on the grading notebook."""
     return [
         sys.executable,
         "-m",
-        "pytest",
+        "checks.grading.runner",
         "-p",
         "checks.grading.plugin",
         "-p",

@@ -1,0 +1,41 @@
+"""The processes the grader starts skip the optional imports no grading run uses, and still
+validate notebooks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+
+PROBE = """
+import sys
+from checks.startup import skip_unused_imports, UNUSED
+skip_unused_imports()
+import nbformat
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+nbformat.validate(nb)
+nb.cells[0]["execution_count"] = "one"
+try:
+    nbformat.validate(nb)
+except nbformat.ValidationError:
+    print("invalid caught")
+print("skipped:", sorted(set(UNUSED) - {m for m in sys.modules if sys.modules[m] is not None}))
+"""
+
+
+def test_the_runner_skips_the_iri_checker_and_still_validates_notebooks():
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
+    ).stdout
+    assert "invalid caught" in out
+    assert "skipped: ['rfc3987_syntax']" in out
+
+
+def test_a_grading_run_starts_its_runner_through_the_module_that_skips_them(tmp_path):
+    from checks.grading import run
+
+    argv = run._runner_argv(
+        run.Plan(nbformat.v4.new_notebook(), []), run.Settings(), run._Files.of(tmp_path), False
+    )
+    assert argv[1:3] == ["-m", "checks.grading.runner"]
