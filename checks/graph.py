@@ -10,7 +10,6 @@ each use's output with the local derivative of the operation (a small table of r
 
 from __future__ import annotations
 
-import gc
 import itertools
 import re
 import warnings
@@ -20,6 +19,7 @@ from types import FrameType
 
 import torch
 
+from checks import heap
 from checks.diagnose import Given, Use
 
 Node = object  # torch.autograd.graph.Node; kept loose so that any graph object fits
@@ -76,9 +76,7 @@ def scope_tensors(scope: dict) -> dict[str, torch.Tensor]:
 
 def live_tensors() -> list[torch.Tensor]:
     """Every tensor alive in this process (the garbage collector's view)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
+    return heap.tensors()
 
 
 def frame_ints(frame: FrameType | None, names: tuple[str, ...] = ("n", "batch_size")) -> list[int]:
@@ -1309,11 +1307,7 @@ def _broadcasts(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def _retained_grads() -> list[tuple[torch.Tensor, torch.Tensor | None]]:
     """Every live tensor that retains its grad, with that grad (a second backward adds to them)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return [
-            (o, o.grad) for o in gc.get_objects() if isinstance(o, torch.Tensor) and o.retains_grad
-        ]
+    return [(t, t.grad) for t in heap.tensors() if t.retains_grad]
 
 
 Rule = Callable[

@@ -22,10 +22,6 @@ import checks
 from checks import MISTAKES, Result
 
 SETTINGS = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-# A wrong answer that is not a sign flip, a transpose, NaN or a shape error makes cmp look for the
-# loss among all live objects (to find a missing path), about 0.1-0.2 s a call under pytest: fewer
-# examples.
-SLOW_SETTINGS = settings(SETTINGS, max_examples=30)
 RTOL, ATOL = 1e-5, 1e-8  # cmp's defaults (torch.allclose's)
 
 # ---------------------------------------------------------------- strategies
@@ -361,7 +357,7 @@ def test_sign(e):
     assert res.mistake == "sign", res
 
 
-@SLOW_SETTINGS
+@SETTINGS
 @given(e=gradients(), k=st.sampled_from([2.0, 3.0, 0.5, 1 / 32, 32.0, -2.0]))
 def test_scale(e, k):
     assume(significant(e))
@@ -372,7 +368,7 @@ def test_scale(e, k):
     assert res.mistake == ("scale" if simple else "wrong"), res
 
 
-@SLOW_SETTINGS
+@SETTINGS
 @given(e=gradients(), n=st.integers(3, 64), up=st.booleans())
 def test_bessel(e, n, up):
     # the local is called n, as in the learner's notebook: cmp reads the batch size from it
@@ -457,7 +453,7 @@ def test_autograd_grad(e, view):
     assert res.mistake == "autograd-grad", res
 
 
-@SLOW_SETTINGS
+@SETTINGS
 @given(e=gradients(), seed=seeds)
 def test_unrelated_tensor_is_flagged(e, seed):
     g = torch.Generator().manual_seed(seed)
@@ -470,7 +466,7 @@ def test_unrelated_tensor_is_flagged(e, seed):
 # ---------------------------------------------------------- what is printed agrees with the verdict
 
 
-@settings(SETTINGS, max_examples=40)
+@SETTINGS
 @given(e=gradients(), k=st.sampled_from([1.0, 1.0 + 1e-7, 1.0 + 1e-3, -1.0, 2.0]), dtype=dtypes)
 def test_approximate_is_ok_and_exact_implies_ok(e, k, dtype):
     t = leaf_with_grad(e)
@@ -488,7 +484,7 @@ def test_approximate_is_ok_and_exact_implies_ok(e, k, dtype):
 # ---------------------------------------------------------------- the worst element
 
 
-@SLOW_SETTINGS
+@SETTINGS
 @given(e=gradients(), seed=seeds, sign=st.sampled_from([1.0, -1.0]))
 def test_worst_element_pointer(e, seed, sign):
     g = torch.Generator().manual_seed(seed)

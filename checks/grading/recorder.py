@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import gc
 import io
-import itertools
-import operator
 import os
 import random
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from checks import heap
 from checks.grading.mime import MIME
 from checks.grading.novalue import DELETED, MISSING, NoValue, from_wire, other, raised, to_wire
 
@@ -34,9 +31,6 @@ from checks.grading.novalue import DELETED, MISSING, NoValue, from_wire, other, 
 STATE_LIMIT = 2**16
 _ORIGINAL: dict[str, Callable] = {}
 _STATE: dict[str, Any] = {}  # the instructor's state as handed in so far (this kernel's copy)
-_SETTLED: list[
-    object
-] = []  # an object made after ``settle``: the collector loses sight of it only if frozen again
 
 
 def emit(kind: str, **content: Any) -> None:
@@ -315,40 +309,17 @@ def _grad_fn_of(t: torch.Tensor) -> Any:
     return _ORIGINAL.get("grad_fn", torch._C.TensorBase.__dict__["grad_fn"]).__get__(t, type(t))
 
 
-class _Marker:
-    pass
-
-
 def settle() -> None:
     """At the start of a grading run, before the notebook's first cell: move what the imports made
-    (torch, IPython: about 250,000 objects) to the collector's permanent generation. The scans for
-    gradients below then look at the notebook's objects only, and the collector's own passes get
-    as much cheaper."""
-    gc.collect()
-    gc.freeze()
-    _SETTLED[:] = [_Marker()]
-
-
-def _tracked() -> list[object]:
-    """The objects the collector sees. Should the notebook freeze objects too (``gc.freeze()``:
-    out of this list, and its tensors out of the scans), everything is thawed and seen again."""
-    objects = gc.get_objects()
-    if _SETTLED and not any(map(operator.is_, objects, itertools.repeat(_SETTLED[0]))):
-        gc.unfreeze()
-        _SETTLED.clear()
-        objects = gc.get_objects()
-    return objects
+    (torch, IPython: about 250,000 objects) to the collector's permanent generation
+    (``checks.heap.settle``). The scans for gradients below then read the notebook's objects, and
+    the collector's own passes get as much cheaper."""
+    heap.settle()
 
 
 def _with_grad() -> list[torch.Tensor]:
     """Every tensor of the kernel that holds a gradient (in a list, a dict or an object too)."""
-    objects = _tracked()
-    with warnings.catch_warnings():  # some module attributes warn when touched
-        warnings.simplefilter("ignore")
-        tensors = itertools.compress(
-            objects, map(isinstance, objects, itertools.repeat(torch.Tensor))
-        )
-        return [t for t in tensors if (t.is_leaf or t.retains_grad) and t.grad is not None]
+    return [t for t in heap.tensors() if (t.is_leaf or t.retains_grad) and t.grad is not None]
 
 
 def wipe() -> None:
