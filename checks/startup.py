@@ -4,7 +4,8 @@ jsonschema, which nbformat validates notebooks with, imports the optional IRI ch
 ``rfc3987_syntax`` when it starts, and that module compiles some 35 Earley parsers as it is
 imported: 1.7 s of CPU on a 2-core machine, more than the rest of pytest and nbval together
 (python-jsonschema/jsonschema#1428). No notebook schema has an ``iri`` field. Every grading run
-starts a test runner that imports nbformat, so the runner and the command line block that import:
+starts a test runner that imports nbformat (and every dask worker imports it with the grader),
+so the runner, the command line and the workers (``dask_setup``) block that import:
 jsonschema then leaves its ``iri`` formats unchecked, and validates everything else as before.
 """
 
@@ -20,3 +21,9 @@ def skip_unused_imports() -> None:
     import then falls back as if it were not installed), unless one is already imported."""
     for name in UNUSED:
         sys.modules.setdefault(name, None)
+
+
+def dask_setup(worker: object) -> None:
+    """dask's hook for a worker's preload (``LocalCluster(preload=["checks.startup"])``, or
+    ``dask worker --preload checks.startup``): the skip, before the worker's first task."""
+    skip_unused_imports()

@@ -1,7 +1,7 @@
 """The solutions' own hand-written steps never fail a check against autograd, and slips do.
 
-Notebook 03 ends with "A last check against autograd": one fresh minibatch through the trained
-network, the solution's ``step()`` against ``loss.backward()``, ``cmp`` for every parameter.
+Notebook 03's training closes with "A last check against autograd": one fresh minibatch through the
+trained network, the solution's ``step()`` against ``loss.backward()``, ``cmp`` for every parameter.
 Notebook 04 compares its ``mlp_backward`` with autograd the same way (``deep_grads`` against
 ``p.grad`` after ``F.cross_entropy(...).backward()``). Here both comparisons run over many fresh
 minibatches, on networks trained by the solutions' own loops for a short and a longer run: a

@@ -39,3 +39,21 @@ def test_a_grading_run_starts_its_runner_through_the_module_that_skips_them(tmp_
         run.Plan(nbformat.v4.new_notebook(), []), run.Settings(), run._Files.of(tmp_path), False
     )
     assert argv[1:3] == ["-m", "checks.grading.runner"]
+
+
+def _skipped_here() -> list[str]:
+    from checks.startup import UNUSED
+
+    return [m for m in UNUSED if m in sys.modules and sys.modules[m] is None]
+
+
+def test_the_local_clusters_workers_skip_them_before_their_first_task():
+    from checks.grading.cluster import _connect
+    from checks.grading.settings import Settings
+
+    client, cluster = _connect(Settings(jobs=1), None, lambda line: None)
+    try:
+        assert client.submit(_skipped_here, pure=False).result(timeout=60) == ["rfc3987_syntax"]
+    finally:
+        client.close()
+        cluster.close()

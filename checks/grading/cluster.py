@@ -186,6 +186,7 @@ def _connect(settings: Settings, scheduler: str | None, progress: Callable) -> t
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            preload=["checks.startup"],  # each worker skips an import none of its runs uses
         )
         progress(f"dask: a local cluster of {settings.jobs} workers at {cluster.scheduler_address}")
     return Client(scheduler or cluster), cluster
