@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -203,16 +205,23 @@ def _magics(source: str) -> tuple[str, list[str]]:
 _HELP = re.compile(r"^\s*(?:\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")  # `torch.einsum?`: help, harmless
 
 
-def _parse(source: str) -> tuple[ast.Module | None, list[str]]:
+def _parse(source: str) -> tuple[ast.Module | None, tuple[str, ...]]:
     """The cell's tree (None when it is not Python, even as IPython reads it) and its magics."""
-    text, magics = _magics(source if isinstance(source, str) else "")
+    return _parsed(source if isinstance(source, str) else "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(source: str) -> tuple[ast.Module | None, tuple[str, ...]]:
+    """``_parse`` of a string, kept: a class's cells are read again for every later cell, and its
+    templates for every learner (the trees are only read, never changed)."""
+    text, magics = _magics(source)
     text = "\n".join("pass" if _HELP.match(line) else line for line in text.split("\n"))
-    for attempt in (text, _ipython(text)):
+    for attempt in (lambda: text, lambda: _ipython(text)):  # IPython's reading only if needed
         try:
-            return parse(attempt), magics
+            return parse(attempt()), tuple(magics)
         except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
             continue
-    return None, magics
+    return None, tuple(magics)
 
 
 def _ipython(text: str) -> str | None:
@@ -335,7 +344,15 @@ def _imported(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
             yield a.asname or a.name, f"{'.' * node.level}{node.module or ''}.{a.name}"
 
 
-def _context(tree: ast.Module, template: str) -> _Context:
+def _context(source: str, template: str) -> _Context:
+    """What the names of the cell ``source`` (which parses) are, as a copy of the kept reading:
+    the caller sets its ``earlier`` and ``before``."""
+    return dataclasses.replace(_context_of(source if isinstance(source, str) else "", template))
+
+
+@functools.lru_cache(maxsize=1024)
+def _context_of(source: str, template: str) -> _Context:
+    tree, _ = _parse(source)
     own = _bound(tree)
     ttree, _ = _parse(template)
     tnames = _bound(ttree) | {n.id for n in ast.walk(ttree) if isinstance(n, ast.Name)}
@@ -523,7 +540,7 @@ def disallowed(
             src, tpl = (cell, "") if isinstance(cell, str) else cell
             tree, _ = _parse(src)
             if tree is not None:
-                ctx = _context(tree, tpl)
+                ctx = _context(src, tpl)
                 ctx.earlier = dict(defs)
                 defs.update({name: (node, ctx) for name, node in _defs(tree)})
                 before |= ctx.own
@@ -532,7 +549,7 @@ def disallowed(
         found = [m for m in magics if m not in template_magics]
         if tree is None:
             return found
-        ctx = _context(tree, template)
+        ctx = _context(source, template)
         ctx.earlier = {k: v for k, v in defs.items() if k not in ctx.own}
         ctx.before = {n for n in before if not _IPYTHON_OWN.match(n)}
         reader = _Reader(ctx)
