@@ -74,11 +74,6 @@ def scope_tensors(scope: dict) -> dict[str, torch.Tensor]:
     return found
 
 
-def live_tensors() -> list[torch.Tensor]:
-    """Every tensor alive in this process (the garbage collector's view)."""
-    return heap.tensors()
-
-
 def frame_ints(frame: FrameType | None, names: tuple[str, ...] = ("n", "batch_size")) -> list[int]:
     """Integer variables called like a batch size, seen from ``frame`` outwards."""
     out: list[int] = []
@@ -174,7 +169,7 @@ def find_root(
     if last:
         named_loss = names.get("loss")
         return next((scalars[k] for k in last if scalars[k] is named_loss), scalars[last[0]])
-    for v in live_tensors():  # unnamed roots last
+    for v in heap.tensors():  # unnamed roots last
         if v.dim() == 0 and v.grad_fn is not None and uses(v, t):
             return v
     return None
@@ -231,7 +226,7 @@ class GraphFacts:
         """Unnamed live tensors: graph outputs (added to ``by_node``) and integer index tensors."""
         if self._extra is None:
             self._extra = [
-                v for v in live_tensors() if v.grad_fn is not None or not v.is_floating_point()
+                v for v in heap.tensors() if v.grad_fn is not None or not v.is_floating_point()
             ]
             for v in self._extra:
                 if v.grad_fn is not None and v.grad_fn in self.parents:

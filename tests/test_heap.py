@@ -5,11 +5,11 @@ Each case runs in a fresh interpreter: freezing is for the whole process."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from tests.fresh import run_fresh
 
 SETUP = """
 import gc
@@ -43,10 +43,7 @@ def found():
 
 
 def run(body: str) -> str:
-    code = SETUP + textwrap.dedent(body)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return run_fresh(SETUP + textwrap.dedent(body))
 
 
 def test_every_tensor_made_before_and_after_the_first_scan_is_found():

@@ -6,11 +6,11 @@ Each case runs in a fresh interpreter: freezing is for the whole process."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from tests.fresh import run_fresh
 
 SETUP = """
 import gc
@@ -40,10 +40,7 @@ def made():
 
 
 def run(body: str) -> str:
-    code = SETUP + textwrap.dedent(body)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return run_fresh(SETUP + textwrap.dedent(body))
 
 
 def test_settle_puts_the_imports_out_of_the_scan():
@@ -93,5 +90,4 @@ r.wipe()
 assert W.grad is None
 print("ok")
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    assert run_fresh(code).strip() == "ok"
