@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from checks.kernel import ipython
 from checks.source import code_text, placeholders_used
 
 
@@ -81,12 +82,8 @@ def install_hook(ip: Any = None) -> bool:
     usual traceback. Returns True when the hook is in place (idempotent), False outside IPython or
     when another custom exception handler is already installed (it is left alone).
     """
-    if ip is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        ip = get_ipython()
+    if ip is None:  # a shell exists only where IPython is imported: never import it here
+        ip = ipython()
     if ip is None or not hasattr(ip, "set_custom_exc"):
         return False
     current = tuple(getattr(ip, "custom_exceptions", ()) or ())
