@@ -180,21 +180,20 @@ def build_dataset(
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     if stoi is None:
         stoi = vocab(words)[0]
-    X: list[list[int]] = []
-    Y: list[int] = []
-    for w in words:
-        context = [0] * block_size
-        for ch in w + ".":
-            try:
-                ix = stoi[ch]
-            except KeyError:
-                raise KeyError(f"character {ch!r} of word {w!r} is not in stoi") from None
-            X.append(context)
-            Y.append(ix)
-            context = context[1:] + [ix]
-    Xt = torch.tensor(X, dtype=torch.int64).reshape(len(X), block_size)
-    Yt = torch.tensor(Y, dtype=torch.int64)
-    return Xt, Yt
+    try:  # every character and each word's end token, one word after another
+        Y = torch.tensor([stoi[ch] for w in words for ch in w + "."], dtype=torch.int64)
+    except KeyError:
+        w, ch = next((w, ch) for w in words for ch in w + "." if ch not in stoi)
+        raise KeyError(f"character {ch!r} of word {w!r} is not in stoi") from None
+    # the same codes with block_size zeros before each word: an example's context is the
+    # block_size codes before its next character there
+    lengths = torch.tensor([len(w) + 1 for w in words], dtype=torch.int64)
+    word = torch.repeat_interleave(torch.arange(len(words)), lengths)
+    at = torch.arange(len(Y)) + block_size * (word + 1)
+    padded = torch.zeros(len(Y) + block_size * len(words), dtype=torch.int64)
+    padded[at] = Y
+    X = padded.unfold(0, block_size, 1)[at - block_size] if len(Y) else padded.new_zeros(0, 0)
+    return X.reshape(len(Y), block_size), Y
 
 
 class Split(NamedTuple):

@@ -198,6 +198,39 @@ def test_build_dataset_emma_matches_lecture() -> None:
     assert X.dtype == Y.dtype == torch.int64
 
 
+def lecture_build_dataset(words, block_size, stoi):
+    """The lecture's own loop, one example at a time."""
+    X, Y = [], []
+    for w in words:
+        context = [0] * block_size
+        for ch in w + ".":
+            ix = stoi[ch]
+            X.append(context)
+            Y.append(ix)
+            context = context[1:] + [ix]
+    return torch.tensor(X, dtype=torch.int64).reshape(len(X), block_size), torch.tensor(Y)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abqz-é", max_size=9), max_size=8),
+    st.integers(min_value=1, max_value=9),
+)
+def test_build_dataset_is_the_lectures_loop(words: list[str], block_size: int) -> None:
+    stoi = vocab(words + ["a"])[0]
+    X, Y = build_dataset(words, block_size, stoi)
+    Xl, Yl = lecture_build_dataset(words, block_size, stoi)
+    assert X.shape == Xl.shape and torch.equal(X, Xl) and torch.equal(Y, Yl)
+    assert X.dtype == Y.dtype == torch.int64 and X.is_contiguous()
+
+
+def test_build_dataset_of_every_name_is_the_lectures_loop(names: list[str]) -> None:
+    for block_size in (1, 3, 8):
+        X, Y = build_dataset(names, block_size, ALPHABET_STOI)
+        Xl, Yl = lecture_build_dataset(names, block_size, ALPHABET_STOI)
+        assert torch.equal(X, Xl) and torch.equal(Y, Yl)
+
+
 def test_build_dataset_default_stoi_and_empty() -> None:
     X, Y = build_dataset(["emma"])  # own vocabulary: a=1, e=2, m=3
     assert Y.tolist() == [2, 3, 3, 1, 0]
