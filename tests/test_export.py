@@ -506,7 +506,9 @@ def test_a_notebook_that_hangs_keeps_the_points_it_earned_before(tmp_path):
         k for k in range(at, len(nb["cells"])) if "cmp(" in "".join(nb["cells"][k]["source"])
     )
     hang = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
-    nb["cells"].insert(checked + 1, {**hang, "source": "while True:\n    pass\n"})
+    nb["cells"].insert(
+        checked + 1, {**hang, "source": "import time\nwhile True:\n    time.sleep(1)\n"}
+    )
     notebook = tmp_path / NB2
     notebook.write_text(json.dumps(nb))
     calls = run_checks(notebook, timeout=15)
