@@ -173,16 +173,16 @@ def test_its_tmp_scratch_and_processes_are_capped(tmp_path):
 def test_its_cells_are_named_as_ipython_names_them_and_read_back(tmp_path):
     """The grading kernel names a cell by a SHA-1 of its code (ipykernel's own names hash it in
     pure Python: 1 s for a notebook-05 run's hand-ins); a function of an earlier cell still shows
-    its own source, and a cell of 8 MB runs."""
+    its own source, and a cell of 1 MB runs."""
     out = said(
         [
             "def f():\n    return 'from the first cell'",
             "import inspect, sys\n"
             "raise RuntimeError(sys._getframe().f_code.co_filename + ' | ' + inspect.getsource(f))",
-            "blob = '" + "x" * 8_000_000 + "'\nraise RuntimeError(str(len(blob)))",
+            "blob = '" + "x" * 1_000_000 + "'\nraise RuntimeError(str(len(blob)))",
         ],
         tmp_path,
     )
     name, source = out[1].split(" | ")
     assert name.startswith("<ipython-input-") and source.startswith("def f():"), out[1]
-    assert out[2] == "8000000"
+    assert out[2] == "1000000"
