@@ -1,4 +1,4 @@
-"""Settings for every pytest run, the nbval run over solutions/ included."""
+"""Settings for every pytest run (the nbval run over solutions/ included) and its workers."""
 
 import os
 
@@ -8,3 +8,14 @@ import os
 # keeps its verdicts, its differences masked), so 200 steps run every line a full run runs;
 # tests/test_own_steps.py trains the solutions' networks for 300 and 3,000 steps and checks them.
 os.environ.setdefault("WORKBOOK_STEPS", "200")
+
+
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """``-n auto``: one worker more than the CPUs this process may use (unless
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` says). A good part of the suite waits (on a kernel to start, a
+    cell's time limit, a browser, pip): on 2 CPUs, two workers left some 80 of 1,500 CPU-seconds
+    idle, and a third took that up."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cpus or 1) + 1

@@ -336,39 +336,6 @@ def test_the_readme_section_is_the_allowlist():
     assert text[start : end if end >= 0 else None].strip() == readme_section().strip()
 
 
-# ---------------------------------------------------------------- one class run, end to end
-
-
-@pytest.mark.slow
-def test_routes_a_list_misses_are_for_review_and_honest_work_is_not(tmp_path, reference_cache):
-    """Graded through ``checks.grade`` as it stands: the run-time watch alone must hold every
-    route of ``tests.attacks.ROUTES`` (the source check of the grader does not know them), and no
-    row of the solution (graded first, ``Grader.calibrate``) or of the lecture's answers is held."""
-
-    import nbformat
-
-    from checks.grading.grader import grade
-    from tests import attacks
-    from tests.submissions import CLASS, filled, student_copy, substitute
-
-    subs = {n: tmp_path / "subs" / n for n in ("att-routes", "honest-lecture")}
-    for folder in subs.values():
-        folder.mkdir(parents=True)
-    name = "03-makemore-backprop.ipynb"
-    nbformat.write(attacks.with_routes(filled()), subs["att-routes"] / name)
-    nbformat.write(substitute(student_copy(), LECTURE), subs["honest-lecture"] / name)
-    out = tmp_path / "out"
-    rows = grade(list(subs.values()), out, CLASS, progress=lambda *a: None, cache=reference_cache)
-    by = {(r.submission, r.check): r for r in rows}
-    for answer in attacks.ROUTES:
-        row = by[("att-routes", f"ex1/{answer}")]
-        assert not row.passed and row.mistake == "review", row
-    honest = [r for r in rows if r.submission.startswith("honest")]
-    assert len(honest) == 35, len(honest)
-    held = [r for r in honest if not r.passed or "review" in (r.mistake, r.note)]
-    assert held == [], held[:3]
-
-
 # ---------------------------------------------------------------- the run-time watch
 
 KERNEL = """

@@ -30,8 +30,19 @@ from checks.grading.rows import FIELDS
 from checks.grading.sandbox import bwrap
 from tests import answers01 as t1
 from tests import attacks
+from tests.lecture_answers import LECTURE
 from tests.notebooks import ANSWERS, fill
-from tests.submissions import CLASS, NAME, STUDENT, cell_with, filled, options, prepend
+from tests.submissions import (
+    CLASS,
+    NAME,
+    STUDENT,
+    cell_with,
+    filled,
+    options,
+    prepend,
+    student_copy,
+    substitute,
+)
 
 pytestmark = pytest.mark.skipif(
     bwrap() is None,
@@ -62,7 +73,7 @@ ATTACKERS = [
     "att08d-autograd-original",
     "att12-symlink",
 ]
-HONEST = ["aaron-honest", "zelda-honest", "att10-in-place", "yara-split-and-chatty"]
+HONEST = ["aaron-honest", "zelda-lecture", "att10-in-place", "yara-split-and-chatty"]
 
 
 # ---------------------------------------------------------------- the class
@@ -244,7 +255,8 @@ def make_class(root: Path, out: Path, cache: Path, reference_files: list[Path]) 
     subs["att12-symlink"] = root / "att12-symlink"
     save("yara-split-and-chatty", split_and_chatty(filled()))
     save("att13-routes", attacks.with_routes(filled()))  # autograd by other routes, per answer
-    save("zelda-honest", filled())
+    # the lecture's own answers, after every attacker: never held (the run-time watch included)
+    save("zelda-lecture", substitute(student_copy(), LECTURE))
     return subs
 
 
@@ -390,6 +402,8 @@ def test_honest_learners_get_every_point(sealed, sub):
     """Before and after the attackers, and with answers computed in place in the answer before."""
     mine = rows_of(sealed, sub)
     assert len(mine) == 35 and not not_passed(mine), not_passed(mine)
+    held = {c: r.note for c, r in mine.items() if "review" in (r.mistake, r.note)}
+    assert not held, held
 
 
 @pytest.mark.parametrize("sub", ATTACKERS)
@@ -577,10 +591,10 @@ def test_a_split_answer_and_a_chatty_cell_are_graded_whole(sealed):
 
 def test_autograd_by_any_route_is_for_review(sealed):
     """13. ``torch.ops`` backward kernels, ``torch.func`` by an alias, strings, the engine...: each
-    answer of ``attacks.ROUTES`` is a row for review."""
+    answer of ``attacks.ROUTES`` is a row for review, held by the run-time watch alone (the
+    grader's reading of the source does not know these routes)."""
     mine = rows_of(sealed, "att13-routes")
-    routed = {c for c in mine if c.startswith("ex1/") and c.split("/")[1] in attacks.ROUTES}
-    assert routed and {mine[c].mistake for c in routed} == {"review"}, {
-        c: mine[c].reason for c in routed
-    }
+    routed = {f"ex1/{answer}" for answer in attacks.ROUTES}
+    assert routed <= set(mine), sorted(routed - set(mine))
+    assert {mine[c].mistake for c in routed} == {"review"}, {c: mine[c].reason for c in routed}
     assert not set(passed(mine)) & routed
