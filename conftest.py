@@ -13,8 +13,8 @@ os.environ.setdefault("WORKBOOK_STEPS", "200")
 def pytest_xdist_auto_num_workers(config) -> int | None:
     """``-n auto``: one worker more than the CPUs this process may use (unless
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` says). A good part of the suite waits (on a kernel to start, a
-    cell's time limit, a browser, pip): on 2 CPUs, two workers left some 80 of 1,500 CPU-seconds
-    idle, and a third took that up."""
+    cell's time limit, a browser, pip): on 2 CPUs, two workers left 77-81 CPU-seconds of a full
+    run idle, three 14-33."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
