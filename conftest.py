@@ -19,3 +19,13 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
         return None  # xdist's own hook reads it
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return (cpus or 1) + 1
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """The files that hold a slow test (the ``slow`` marker) run first, then the notebooks under
+    nbval (each a kernel's whole run), then the rest, each file's tests in their own order: under
+    ``--dist loadfile`` (and ``--no-loadscope-reorder``, which keeps this order) the workers start
+    on the long files, and the short ones fill the end of the run instead of a long file running
+    alone on one worker while the others sit idle."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (item.path not in slow, item.path.suffix != ".ipynb"))

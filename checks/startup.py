@@ -5,7 +5,8 @@ jsonschema, which nbformat validates notebooks with, imports the optional IRI ch
 imported: 1.7 s of CPU on a 2-core machine, more than the rest of pytest and nbval together
 (python-jsonschema/jsonschema#1428). No notebook schema has an ``iri`` field. Every grading run
 starts a test runner that imports nbformat (and every dask worker imports it with the grader),
-so the runner, the command line and the workers (``dask_setup``) block that import:
+so the runner, the command line (its ``python -m checks.X`` forms too, before their imports)
+and the workers (``dask_setup``) block that import:
 jsonschema then leaves its ``iri`` formats unchecked, and validates everything else as before.
 """
 

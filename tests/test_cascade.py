@@ -8,6 +8,8 @@ import pytest
 
 from tests.cascade import Walk, spoils
 
+pytestmark = pytest.mark.slow  # the notebooks walked answer by answer
+
 # A wrong operand where the rule's other factor belongs, written for answers where a learner
 # plausibly makes it (the forward input replaced by a gradient or by a neighbouring tensor).
 OPERANDS = {

@@ -18,6 +18,8 @@ from checks import MISTAKES
 from tests.cascade import Outcome, Spoil, Walk
 from tests.corpus_answers import CORPUS, LAST, RIGHT_KEEPDIM, RIGHT_KINDS
 
+pytestmark = pytest.mark.slow  # every answer of the corpus checked in its notebook
+
 # cells with no answer that cost time in every walk: 02's numeric check of the 784x100 layer,
 # 04's demonstration that counted logits have a zero gradient (a backward pass over 182,000 rows)
 SKIP = {

@@ -31,6 +31,8 @@ from tests.submissions import (
     prepend,
 )
 
+pytestmark = pytest.mark.slow  # a class graded, with its reference runs
+
 
 def hard_coded_dlogprobs() -> str:
     """dlogprobs as numbers, computed for the notebook's own seed and batch size."""

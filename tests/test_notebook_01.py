@@ -25,6 +25,8 @@ from tests.answers01 import (
 )
 from tests.notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
+pytestmark = pytest.mark.slow  # the notebook run as a learner and through the grader
+
 # sections 1-2: 6 + 3 + 1 + 1; section 3: 6 operations, 6 nodes, backward(), 6 random expressions
 # twice; section 5: the trained network; section 6: 6 parameters x 3 activations; section 7: 4
 # inputs

@@ -14,6 +14,8 @@ from checks.authoring.student import ROOT, render, student_notebook
 from checks.grading.settings import Settings
 from tests.notebooks import LINE, STUB, errors_of, fill, run, run_then_rerun, text_of
 
+pytestmark = pytest.mark.slow  # the notebook run as a learner and through the grader
+
 NAME = "04-mlp-language-model.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME

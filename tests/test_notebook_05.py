@@ -13,6 +13,8 @@ from checks.authoring.student import ROOT, render, student_notebook
 from checks.grading.settings import Settings
 from tests.notebooks import LINE, STUB, errors_of, fill, run, text_of
 
+pytestmark = pytest.mark.slow  # the notebook run as a learner and through the grader
+
 NAME = "05-transformer-backprop.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME

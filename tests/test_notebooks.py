@@ -116,6 +116,7 @@ def makemore_filled():
     return run(nb)
 
 
+@pytest.mark.slow
 def test_filled_student_copy_passes_every_check(makemore_filled):
     assert errors_of(makemore_filled) == []
     lines = [m for cell in makemore_filled.cells for m in LINE.findall(text_of(cell))]
@@ -178,6 +179,7 @@ def _first(heading: str, nb) -> int:
     )
 
 
+@pytest.mark.slow
 def test_exercise_1_can_be_rerun_after_the_whole_notebook():
     """Exercises 2-4 keep their names to themselves: after Run All, exercise 1's checks still pass
     when re-run, and the summary keeps one row per check (exercise 2's `logits (fused)` does not

@@ -198,6 +198,7 @@ def test_start_opens_jupyterlab_there_with_allow_root_only_as_root(tmp_path, mon
     assert len(copied) == len(list(NOTEBOOKS.glob("*.ipynb"))) == 5  # copied all the same
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHECKOUT is None, reason="needs the repository")
 def test_the_repositorys_tests_never_collect_a_learners_folder():
     """A learner who starts into the clone itself (``backprop-workbook start my-work``) and works

@@ -44,11 +44,14 @@ from tests.submissions import (
     substitute,
 )
 
-pytestmark = pytest.mark.skipif(
-    bwrap() is None,
-    reason="no bubblewrap sandbox here: learner code "
-    "would run as the user (and the write attacks hit the repository)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        bwrap() is None,
+        reason="no bubblewrap sandbox here: learner code "
+        "would run as the user (and the write attacks hit the repository)",
+    ),
+    pytest.mark.slow,  # a class graded in the sandbox
+]
 
 # the settings of the other class fixtures: the session's reference runs and calibrations serve
 SETTINGS = CLASS

@@ -20,6 +20,8 @@ from checks.grading import grader, sandbox, settings
 from checks.grading.cli import main
 from checks.paths import SOLUTIONS
 
+pytestmark = pytest.mark.slow  # reference runs on broken set-ups
+
 # notebook 02: the quickest solution to run (a set-up check runs it several times)
 NB = "02-tensor-backprop.ipynb"
 RUN = ["--seed", "11", "--batch", "20", "--steps", "20", "--cell-timeout", "60", "--jobs", "1"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 
@@ -57,3 +58,46 @@ def test_the_local_clusters_workers_skip_them_before_their_first_task():
     finally:
         client.close()
         cluster.close()
+
+
+ENTRY = """
+import runpy, sys
+sys.argv = [{module!r}, "--help"]
+try:
+    runpy.run_module({module!r}, run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+from checks.startup import UNUSED
+print("skipped:", [m for m in UNUSED if m in sys.modules and sys.modules[m] is None])
+print("nbformat:", "nbformat" in sys.modules)
+"""
+
+
+def _command_line_modules() -> list[str]:
+    """``checks.X`` for every ``python -m checks.X`` form: the package's top-level modules that run
+    as a program."""
+    import checks
+
+    return sorted(
+        f"checks.{p.stem}"
+        for p in Path(checks.__file__).parent.glob("*.py")
+        if 'if __name__ == "__main__":' in p.read_text()
+    )
+
+
+def test_every_python_m_form_skips_them_before_its_imports_reach_nbformat():
+    """``python -m checks.grade`` (dask's workers start from it too), ``checks.export``
+    (Gradescope's run_autograder calls its ``gradescope-run``), and the others: each is a process
+    of its own."""
+    modules = _command_line_modules()
+    assert {"checks.cli", "checks.grade", "checks.export"} <= set(modules)
+    procs = {
+        m: subprocess.Popen(
+            [sys.executable, "-c", ENTRY.format(module=m)], stdout=subprocess.PIPE, text=True
+        )
+        for m in modules
+    }
+    said = {m: p.communicate(timeout=120)[0] for m, p in procs.items()}
+    for module, out in said.items():
+        assert "skipped: ['rfc3987_syntax']" in out, (module, out)
+    assert any("nbformat: True" in out for out in said.values())  # the check had something to see
