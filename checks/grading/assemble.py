@@ -178,9 +178,9 @@ def assemble(ex: Exercise, learner: dict[int, str | None] | None, ref: dict | No
         at = add(record_cell(ans))
         plan.records[at] = checks
         plan.learner[at] = checks  # a probe runs the learner's functions here
-    # the cells after the last grader cell (the training sections, the summary) check nothing:
-    # not run, so that they cost no grading time and a learner's loop in them none either
-    end = max(k for k, concern in enumerate(plan.concerns) if concern) + 1
+    # the cells after the last record (the training sections, the summary, a wipe after them)
+    # check nothing: not run, so that they cost no grading time and a learner's loop in them none
+    end = max(plan.records, default=0) + 1
     del plan.nb.cells[end:], plan.concerns[end:]
     plan.nb.metadata["kernelspec"] = {
         "name": "python3",
