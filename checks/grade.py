@@ -1,11 +1,6 @@
 """``python -m checks.grade``, kept working: it runs :mod:`checks.grading.cli`."""
 
-import sys
-
-from checks.startup import skip_unused_imports
+from checks.startup import run_program
 
 if __name__ == "__main__":
-    skip_unused_imports()  # a process of its own: before its imports reach nbformat
-    from checks.grading.cli import main
-
-    sys.exit(main())
+    run_program("checks.grading.cli")

@@ -12,7 +12,9 @@ jsonschema then leaves its ``iri`` formats unchecked, and validates everything e
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import NoReturn
 
 UNUSED = ("rfc3987_syntax",)  # jsonschema's "iri" and "iri-reference" formats
 
@@ -22,6 +24,13 @@ def skip_unused_imports() -> None:
     import then falls back as if it were not installed), unless one is already imported."""
     for name in UNUSED:
         sys.modules.setdefault(name, None)
+
+
+def run_program(module: str) -> NoReturn:
+    """A ``python -m checks.X`` form's whole process: the skip, then ``module``'s ``main()``, its
+    return value the exit status (``module`` imported after the skip, so that its imports are)."""
+    skip_unused_imports()
+    sys.exit(importlib.import_module(module).main())
 
 
 def dask_setup(worker: object) -> None:
