@@ -10,6 +10,7 @@ IPython ``%magic`` and ``!shell`` lines blanked out) gives "no facts".
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
 import re
@@ -517,15 +518,25 @@ def facts(source: str, answer: str, batch: int | None = None) -> SourceFacts:
 
     See :class:`SourceFacts` for the fields and the ``_reads_grad``, ``_alias_of``,
     ``_changed_through``, ``_indexed_add`` and ``_batch_literals`` helpers for the rules.
-    ``batch_literals`` is only looked for when ``batch`` is given.
+    ``batch_literals`` is only looked for when ``batch`` is given. A cell's ``cmp`` calls ask
+    about the same source once per answer, and a cell run again asks again: the facts are kept.
     """
+    try:
+        return _facts(source, answer, batch)
+    except TypeError:  # an argument that cannot be a key is no cell's text
+        return SourceFacts()
+
+
+@functools.lru_cache(maxsize=256)
+def _facts(source: str, answer: str, batch: int | None) -> SourceFacts:
     try:
         cell = parse_cell(source)
         if cell is None or not answer:
             return SourceFacts()
+        reads_grad = _reads_grad(cell, answer)
         return SourceFacts(
-            reads_grad=_reads_grad(cell, answer),
-            runs_autograd=_runs_autograd(cell, _reads_grad(cell, answer)),
+            reads_grad=reads_grad,
+            runs_autograd=_runs_autograd(cell, reads_grad),
             alias_of=_alias_of(cell, answer),
             changed_through=_changed_through(cell, answer),
             indexed_add=_indexed_add(cell, answer),
