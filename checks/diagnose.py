@@ -479,17 +479,19 @@ def diagnose_values(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str
     _batch_from_graph(ctx)
     single = e.numel() == 1
     # for a single number any wrong answer is some factor times the right one, and only the graph
-    # can tell a missing path from a factor
+    # can tell a missing path from a factor. An answer that is some of the paths' own terms is a
+    # path left out before anything those terms happen to equal: a factor (``x * x`` has paths of
+    # equal weight) or another operand of a product
     graph = (
         (_operand, _missing_path, _accumulate, _scale)
         if single
         else (
-            *(_operand, _scale, _missing_path, _fused_terms, _accumulate, _local),
+            *(_missing_path, _operand, _scale, _fused_terms, _accumulate, _local),
             *(_factor, _path_factor, _entry_terms, _positions, _skipped),
         )
     )
     for test in (*VALUE_RULES, *graph):
-        found = test(y, e, ctx)
+        found = _tried(test, y, e, ctx)
         if found:
             mistake, hint = found
             return mistake, hint + (_unmeasured(ctx) if single and mistake == "scale" else "")
@@ -1495,6 +1497,15 @@ def _operand(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
             "forward pass."
         )
     return None
+
+
+def _tried(rule: Callable, y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple | None:
+    """``rule``'s explanation, or None when it cannot be worked out for this answer (a graph it
+    cannot rebuild): one rule that fails leaves the next ones their turn."""
+    try:
+        return rule(y, e, ctx)
+    except Exception:  # noqa: BLE001 - any failure of one rule is that rule not applying
+        return None
 
 
 def _near(y: torch.Tensor, z: torch.Tensor, ctx: Context, scale: float = 0.0) -> bool:

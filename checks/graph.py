@@ -885,6 +885,8 @@ class GraphFacts:
                 self._instead = (id(node), 1 - slots[0], c.detach())
                 try:
                     part = self._rebuild(node, slots, live=True)
+                except RuntimeError:  # the rule with this tensor does not fit the shapes
+                    continue
                 finally:
                     self._instead = None
                 # a part of about nothing is a path left out, not another operand

@@ -1,0 +1,198 @@
+"""A drill drawn from a seed: a small forward pass of named steps (checks/drills/ops.py), its code,
+the answer cell a learner fills in, and the generator's own answers built from the operations'
+rules (the tests hold them to autograd).
+
+The structure comes from ``random.Random(seed)``, the values from the ``torch.Generator`` the
+drill's code seeds itself, so that running the code shown gives the tensors checked.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from checks.drills.ops import BINARY, MATMUL, REDUCE, UNARY, Op, unbroadcast
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    """``out = expr``: one named intermediate, from ``op`` on ``operands``."""
+
+    out: str
+    op: Op
+    operands: tuple[str, ...]
+    expr: str
+    axis: int | None = None  # a reduction's axis
+    keepdim: bool = False
+
+
+@dataclass
+class Drill:
+    """A forward pass to differentiate by hand: leaves (with their shapes), steps, and the fixed
+    weights ``u`` of the loss ``(h * u).sum()`` that make every element's gradient differ."""
+
+    seed: int
+    leaves: dict[str, Shape] = field(default_factory=dict)
+    positive: set[str] = field(default_factory=set)  # leaves drawn > 0, and positive outputs
+    bounded: set[str] = field(default_factory=set)  # leaves, and outputs in [-1, 1]
+    steps: list[Step] = field(default_factory=list)
+    shapes: dict[str, Shape] = field(default_factory=dict)
+
+    @property
+    def last(self) -> str:
+        return self.steps[-1].out
+
+    @property
+    def answers(self) -> list[str]:
+        """The tensors whose gradients the learner writes, in the order a backward pass meets
+        them: the steps last to first, then the leaves."""
+        return [s.out for s in reversed(self.steps)] + list(reversed(self.leaves))
+
+    def forward_code(self) -> str:
+        """The code that makes the drill's tensors and runs autograd's backward pass."""
+        lines = [
+            "import torch",
+            "from checks import cmp",
+            "",
+            f"g = torch.Generator().manual_seed({self.seed})",
+        ]
+        for name, shape in self.leaves.items():
+            dims = ", ".join(map(str, shape))
+            if name in self.positive:  # > 0: it divides, or a log takes it
+                draw = f"(torch.rand({dims}, generator=g, dtype=torch.float64) + 0.5)"
+                lines.append(f"{name} = {draw}.requires_grad_()")
+            else:
+                draw = f"torch.randn({dims}, generator=g, dtype=torch.float64, requires_grad=True)"
+                lines.append(f"{name} = {draw}")
+        dims = ", ".join(map(str, self.shapes[self.last]))
+        lines.append(f"u = torch.randn({dims}, generator=g, dtype=torch.float64)  # fixed weights")
+        lines += ["", *(f"{s.out} = {s.expr}" for s in self.steps)]
+        lines.append(f"loss = ({self.last} * u).sum()")
+        lines += [
+            "",
+            f"for t in [{', '.join(s.out for s in self.steps)}]:",
+            "    t.retain_grad()",
+            "loss.backward()",
+        ]
+        return "\n".join(lines)
+
+    def answer_cell(self) -> str:
+        """The cell beneath the drill: each ``dX = ...`` with the ``cmp`` that checks it."""
+        return "\n".join(f"d{n} = ...\ncmp({n!r}, d{n}, {n})" for n in self.answers)
+
+    def solution(self) -> str:
+        """The generator's own answers, from each operation's rule; a tensor used by several
+        steps gets the sum of their contributions."""
+        parts: dict[str, list[str]] = {self.last: ["u"]}
+        lines = []
+        for step in reversed(self.steps):
+            lines.append(f"d{step.out} = {_total(parts[step.out])}")
+            for i, name in enumerate(step.operands):
+                parts.setdefault(name, []).append(self._contribution(step, i))
+        lines += [f"d{n} = {_total(parts[n])}" for n in reversed(self.leaves)]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<drill {self.seed}: {len(self.steps)} steps, {len(self.answers)} gradients>"
+
+    def _contribution(self, step: Step, i: int) -> str:
+        """What ``step`` adds to the gradient of its ``i``-th operand, as code."""
+        a, b = (*step.operands, "")[:2]
+        g = f"d{step.out}"
+        kept = g if step.keepdim or step.axis is None else f"{g}.unsqueeze({step.axis})"
+        size = self.shapes[a][step.axis] if step.axis is not None else 1
+        term = step.op.grads[i].format(g=g, a=a, b=b, out=step.out, g_kept=kept, size=size)
+        if step.op.name in BINARY:
+            term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out])
+        return term
+
+
+def _total(terms: list[str]) -> str:
+    """The sum of a gradient's contributions, as code (each in brackets when there are several)."""
+    if len(terms) == 1:
+        return terms[0]
+    return " + ".join(f"({t})" if " " in t and not t.startswith("(") else t for t in terms)
+
+
+def draw(seed: int) -> Drill:
+    """The drill of ``seed``: an input ``x`` and 2 to 5 steps, each picked among those that fit
+    the tensor so far (shapes 2 to 8 per axis)."""
+    rng = random.Random(seed)
+    d = Drill(seed)
+    d.leaves["x"] = d.shapes["x"] = (rng.randint(2, 8), rng.randint(2, 8))
+    d.bounded.add("x")
+    for k in range(1, rng.randint(2, 5) + 1):
+        _add_step(d, rng, f"h{k}", d.steps[-1].out if d.steps else "x")
+    return d
+
+
+def _add_step(d: Drill, rng: random.Random, out: str, cur: str) -> None:
+    """One more step on ``cur``, named ``out``, of a kind that fits ``cur``'s shape."""
+    kinds = ["unary", "binary", "binary"]
+    if len(d.shapes[cur]) == 2:
+        kinds += ["matmul", "matmul", "reduce"]
+    if _same_shape(d, cur):
+        kinds += ["reuse", "reuse"]
+    kind = rng.choice(kinds)
+    if kind == "unary":
+        ops = [op for op in UNARY.values() if _fits(d, op, cur)]
+        op = rng.choice(ops)
+        _append(d, Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur])
+    elif kind == "matmul":
+        w = f"W{out[1:]}"
+        d.leaves[w] = d.shapes[w] = (d.shapes[cur][1], rng.randint(2, 8))
+        d.bounded.add(w)
+        step = Step(out, MATMUL, (cur, w), MATMUL.forward.format(a=cur, b=w))
+        _append(d, step, (d.shapes[cur][0], d.shapes[w][1]))
+    elif kind == "reduce":
+        op, axis, keep = rng.choice(list(REDUCE.values())), rng.randint(0, 1), rng.random() < 0.5
+        expr = op.forward.format(a=cur, axis=axis, keep=", keepdim=True" if keep else "")
+        shape = list(d.shapes[cur])
+        shape[axis : axis + 1] = [1] if keep else []
+        _append(d, Step(out, op, (cur,), expr, axis, keep), tuple(shape))
+    else:
+        reuse = kind == "reuse"
+        other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
+        ops = [op for op in BINARY.values() if _fits(d, op, other)]
+        op = rng.choice(ops)
+        step = Step(out, op, (cur, other), op.forward.format(a=cur, b=other))
+        _append(d, step, d.shapes[cur])
+
+
+def _fits(d: Drill, op: Op, operand: str) -> bool:
+    """``op`` may take ``operand``: positive where it must be (a log, a divisor), small where it
+    must be (an exp), so that every value and gradient of the drill is finite."""
+    return (not op.needs_positive or operand in d.positive) and (
+        not op.needs_bounded or operand in d.bounded
+    )
+
+
+def _append(d: Drill, step: Step, shape: Shape) -> None:
+    d.steps.append(step)
+    d.shapes[step.out] = shape
+    if step.op.positive_out:
+        d.positive.add(step.out)
+    if step.op.bounded_out:
+        d.bounded.add(step.out)
+
+
+def _same_shape(d: Drill, cur: str) -> list[str]:
+    """Earlier tensors of ``cur``'s shape: a second use of one is a path its gradient must sum."""
+    return [n for n, s in d.shapes.items() if n != cur and s == d.shapes[cur]]
+
+
+def _new_operand(d: Drill, rng: random.Random, out: str, cur: str) -> str:
+    """A new leaf for an elementwise step on ``cur``: its shape, a row (or a 1-d vector) or a
+    column broadcast against it; drawn positive half the time (so that it may divide)."""
+    shape = d.shapes[cur]
+    choices = [shape, shape[-1:]]
+    if len(shape) == 2:
+        choices += [(1, shape[1]), (shape[0], 1)]
+    name = f"p{out[1:]}"
+    d.leaves[name] = d.shapes[name] = rng.choice(choices)
+    d.bounded.add(name)
+    if rng.random() < 0.5:
+        d.positive.add(name)
+    return name

@@ -1,0 +1,93 @@
+"""The operations a drill is built from, as data: each one's forward expression and, for each
+operand, its contribution to that operand's gradient (the rule a learner must write).
+
+Templates name the output's gradient ``{g}``, the output ``{out}`` and the operands ``{a}`` and
+``{b}``; a contribution whose operand was broadcast is summed back by :func:`unbroadcast`.
+Plain data and string work: this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Op:
+    """One step of a forward pass: ``{out} = forward``, and each operand's gradient rule."""
+
+    name: str
+    forward: str
+    grads: tuple[str, ...]  # one per operand: its contribution, given the output's gradient {g}
+    teaches: tuple[str, ...] = ()  # the mistake words (checks.MISTAKES) a slip at this step earns
+    positive_out: bool = False  # the output is > 0 everywhere (so a log may follow)
+    needs_positive: bool = False  # the operand must be > 0 everywhere
+    bounded_out: bool = False  # the output lies in [-1, 1] (so an exp of it stays small)
+    needs_bounded: bool = False  # the operand must be small (a leaf, or a bounded output)
+
+
+UNARY: dict[str, Op] = {
+    op.name: op
+    for op in (
+        Op(
+            "tanh",
+            "torch.tanh({a})",
+            ("(1 - {out}**2) * {g}",),
+            ("chain", "local"),
+            bounded_out=True,
+        ),
+        Op("exp", "{a}.exp()", ("{out} * {g}",), ("chain",), positive_out=True, needs_bounded=True),
+        Op("relu", "torch.relu({a})", ("({a} > 0).float() * {g}",), ("chain", "local")),
+        Op(
+            "sigmoid",
+            "torch.sigmoid({a})",
+            ("{out} * (1 - {out}) * {g}",),
+            ("chain", "local"),
+            positive_out=True,
+            bounded_out=True,
+        ),
+        Op("log", "{a}.log()", ("{g} / {a}",), ("chain",), needs_positive=True),
+        Op("square", "{a}**2", ("2 * {a} * {g}",), ("chain", "scale")),
+    )
+}
+
+# elementwise with a second operand; the second may be broadcast (a row, a column)
+BINARY: dict[str, Op] = {
+    op.name: op
+    for op in (
+        Op("add", "{a} + {b}", ("{g}", "{g}"), ("shape",)),
+        Op("sub", "{a} - {b}", ("{g}", "-{g}"), ("sign", "shape")),
+        Op("mul", "{a} * {b}", ("{b} * {g}", "{a} * {g}"), ("operand", "shape")),
+        Op(
+            "div",
+            "{a} / {b}",
+            ("{g} / {b}", "-{a} / {b}**2 * {g}"),
+            ("sign", "shape"),
+            needs_positive=True,
+        ),
+    )
+}
+
+MATMUL = Op("matmul", "{a} @ {b}", ("{g} @ {b}.T", "{a}.T @ {g}"), ("transpose", "shape"))
+
+# over one axis of a 2-d tensor, with or without keepdim
+REDUCE: dict[str, Op] = {
+    op.name: op
+    for op in (
+        Op("sum", "{a}.sum({axis}{keep})", ("{g_kept}.expand_as({a})",), ("shape",)),
+        Op("mean", "{a}.mean({axis}{keep})", ("{g_kept}.expand_as({a}) / {size}",), ("scale",)),
+    )
+}
+
+
+def unbroadcast(expr: str, shape: tuple[int, ...], full: tuple[int, ...]) -> str:
+    """``expr`` (a gradient of shape ``full``) summed back to an operand of shape ``shape``,
+    as code: over the leading axes the operand lacks, and keepdim over those it holds as 1."""
+    lead = len(full) - len(shape)
+    axes = [i for i in range(lead)]
+    out = f"({expr})"
+    if axes:
+        out = f"{out}.sum({axes[0] if len(axes) == 1 else tuple(axes)})"
+    for i, size in enumerate(shape):
+        if size == 1 and full[lead + i] != 1:
+            out = f"{out}.sum({i}, keepdim=True)"
+    return out if out != f"({expr})" else expr

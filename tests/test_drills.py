@@ -1,0 +1,137 @@
+"""Drills (checks/drills/): drawn from a seed, reproducible, and right by construction: the
+generator's own answers match autograd and pass ``cmp``; a dropped path is caught and named."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+import torch
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import checks
+from checks.drills.build import draw
+from tests.drills import checked, run_answers
+
+SEEDS = st.integers(0, 2**31 - 1)
+
+
+def test_a_thousand_drills_answers_match_autograd():
+    """The rules of every operation, every broadcast and reduction, and the sums of paths: the
+    generator's answers for seeds 0..999 against autograd's gradients, finite and allclose."""
+    for seed in range(1000):
+        d = draw(seed)
+        ns: dict = {}
+        exec(d.forward_code(), ns)
+        exec(d.solution(), ns)
+        assert 2 <= len(d.steps) <= 5 and all(2 <= s <= 8 for s in d.shapes["x"]), seed
+        for name in d.answers:
+            want, got = ns[name].grad, ns[f"d{name}"]
+            assert torch.isfinite(want).all(), (seed, name)
+            assert got.shape == want.shape and torch.allclose(got, want), (seed, name)
+
+
+@settings(deadline=None, max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_the_generators_answers_pass_cmp(seed):
+    d, results, _ = run_answers(seed, draw(seed).solution())
+    failed = {n: (r.mistake, r.hint) for n, r in results.items() if not r.ok}
+    assert not failed, (seed, failed)
+    assert list(results) == d.answers
+
+
+@settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_a_dropped_path_is_caught_and_named(seed):
+    """A tensor that feeds several steps, its gradient given only the first contribution: the check
+    fails and says ``missing-path`` (or ``scale``, when what is kept is a constant multiple of
+    the whole, which the numbers alone cannot tell apart)."""
+    solution = draw(seed).solution().split("\n")
+    summed = [k for k, line in enumerate(solution) if ") + (" in line]
+    if not summed:
+        return
+    lhs, rhs = solution[summed[0]].split(" = ", 1)
+    solution[summed[0]] = f"{lhs} = {rhs.split(') + (')[0]})"
+    _, results, ns = run_answers(seed, "\n".join(solution))
+    name = lhs[1:]
+    r = results[name]
+    # a path whose contribution is zero (a relu off everywhere) dropped: still the right answer
+    assume(not torch.allclose(ns[lhs], ns[name].grad))
+    assert not r.ok, (seed, name)
+    assert r.mistake == "missing-path", (seed, r)
+
+
+FORWARD = """
+import torch
+from checks import cmp
+g = torch.Generator().manual_seed(5)
+x = torch.randn(4, 3, generator=g, dtype=torch.float64, requires_grad=True)
+p = (torch.rand(4, 1, generator=g, dtype=torch.float64) + 0.5).requires_grad_()
+W = torch.randn(3, 3, generator=g, dtype=torch.float64, requires_grad=True)
+u = torch.randn(4, 3, generator=g, dtype=torch.float64)
+{steps}
+loss = (h * u).sum()
+for t in [{names}]:
+    t.retain_grad()
+loss.backward()
+"""
+
+# a tensor used by several steps, its gradient given the first contribution only, where the
+# numbers also fit another explanation, or where another rule cannot be worked out
+LEFT_OUT = {
+    "three equal uses (a third of the gradient)": (
+        "a = x * p\nb = a * x\nh = b * x",
+        "dh = u\ndb = x * dh\nda = x * db\ndx = b * dh",
+        "x",
+    ),
+    "the direct use equals another operand's rule": (
+        "a = x.sum(1, keepdim=True)\nb = a / p\nc = b + p\nh = c * a",
+        "dh = u\ndc = a * dh\nda = (c * dh).sum(1, keepdim=True)",
+        "a",
+    ),
+    "a product whose other operands do not fit": (
+        "a = x.sum(0, keepdim=True)\nb = a @ W\nh = b * a",
+        "dh = u\ndb = a * dh\nda = (b * dh).sum(0, keepdim=True)",
+        "a",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_OUT))
+def test_a_path_left_out_is_named_whatever_else_the_numbers_fit(case):
+    steps, answers, name = LEFT_OUT[case]
+    made = [line.split(" = ")[0] for line in steps.split("\n")]
+    forward = FORWARD.format(steps=steps, names=", ".join(made))
+    results, _ = checked(forward, answers, [name])
+    assert results[name].mistake == "missing-path", (case, results[name])
+
+
+def test_drill_runs_where_it_is_called_shows_its_code_and_prints_the_answer_cell():
+    """Called at a notebook's top level (here: code run in a namespace of its own), the drill's
+    tensors become that namespace's variables, with autograd's gradients in them."""
+    out, ns = io.StringIO(), {}
+    with contextlib.redirect_stdout(out):
+        exec("from checks import drill\nd = drill(seed=7)", ns)
+    shown, d = out.getvalue(), ns["d"]
+    assert "manual_seed(7)" in shown and "loss.backward()" in shown
+    assert all(f"d{n} = ...\ncmp('{n}', d{n}, {n})" in shown for n in d.answers)
+    assert ns["loss"].ndim == 0 and all(ns[n].grad is not None for n in d.answers)
+    again = draw(7)
+    assert again.forward_code() == d.forward_code() and again.solution() == d.solution()
+
+
+def test_a_drill_without_a_seed_draws_one_and_shows_it():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        d = checks.drill()
+    assert f"manual_seed({d.seed})" in out.getvalue()
+
+
+def test_a_bad_seed_is_a_sentence_not_a_traceback():
+    for bad in ("abc", -1, 2.5, True, ...):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert checks.drill(seed=bad) is None
+        assert out.getvalue().startswith("drill(seed=...) takes a whole number"), bad
