@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections import Counter
 
 import pytest
 import torch
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import checks
-from checks.drills.build import draw
+from checks.drills.build import FOCUSES, draw
 from tests.drills import checked, run_answers
 
 SEEDS = st.integers(0, 2**31 - 1)
@@ -108,7 +109,15 @@ def test_a_path_left_out_is_named_whatever_else_the_numbers_fit(case):
     assert results[name].mistake == "missing-path", (case, results[name])
 
 
-def test_drill_runs_where_it_is_called_shows_its_code_and_prints_the_answer_cell():
+@pytest.fixture
+def fresh():
+    """A kernel with no check run yet (``drill()`` reads the session's failing checks)."""
+    checks.reset()
+    yield
+    checks.reset()
+
+
+def test_drill_runs_where_it_is_called_shows_its_code_and_prints_the_answer_cell(fresh):
     """Called at a notebook's top level (here: code run in a namespace of its own), the drill's
     tensors become that namespace's variables, with autograd's gradients in them."""
     out, ns = io.StringIO(), {}
@@ -122,16 +131,67 @@ def test_drill_runs_where_it_is_called_shows_its_code_and_prints_the_answer_cell
     assert again.forward_code() == d.forward_code() and again.solution() == d.solution()
 
 
-def test_a_drill_without_a_seed_draws_one_and_shows_it():
+def test_a_drill_without_a_seed_draws_one_and_shows_it(fresh):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         d = checks.drill()
     assert f"manual_seed({d.seed})" in out.getvalue()
 
 
-def test_a_bad_seed_is_a_sentence_not_a_traceback():
+def test_a_bad_seed_is_a_sentence_not_a_traceback(fresh):
     for bad in ("abc", -1, 2.5, True, ...):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             assert checks.drill(seed=bad) is None
         assert out.getvalue().startswith("drill(seed=...) takes a whole number"), bad
+
+
+@pytest.mark.parametrize("focus", FOCUSES)
+def test_a_drill_for_a_mistake_holds_a_step_where_it_is_made(focus):
+    """``drill(word)``: a step whose rule a slip of that kind breaks (a tensor used a second time
+    for missing-path), its answers still autograd's, for a hundred seeds of each word."""
+    for seed in range(100):
+        d = draw(seed, focus)
+        uses = Counter(name for step in d.steps for name in step.operands)
+        held = max(uses.values()) >= 2 if focus == "missing-path" else None
+        assert held or any(focus in step.op.teaches for step in d.steps), (focus, seed)
+        ns: dict = {}
+        exec(d.forward_code(), ns)
+        exec(d.solution(), ns)
+        assert all(torch.allclose(ns[f"d{n}"], ns[n].grad) for n in d.answers), (focus, seed)
+        assert d.forward_code().startswith(f"# drill({focus!r}, seed={seed})")
+
+
+@settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS, focus=st.sampled_from(FOCUSES))
+def test_a_focused_drills_answers_pass_cmp(seed, focus):
+    d = draw(seed, focus)
+    results, _ = checked(d.forward_code(), d.solution(), d.answers)
+    assert all(r.ok for r in results.values()), (seed, focus, results)
+
+
+def test_an_unknown_mistake_word_gets_the_list_of_words(fresh):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert checks.drill("keepdims") is None
+    said = out.getvalue().strip()
+    assert "\n" not in said and said.startswith("there is no drill for 'keepdims'")
+    assert all(word in said for word in FOCUSES)
+
+
+def test_a_drill_without_a_word_is_for_the_mistake_of_a_failing_check(fresh):
+    """A learner whose checks named ``transpose`` twice and ``sign`` once gets a drill for
+    ``transpose``; once nothing fails, a drill for no word in particular."""
+    forward = FORWARD.format(steps="a = x @ W\nh = torch.tanh(a)", names="a, h")
+    answers = (
+        "dh = u\nda = (1 - h**2) * dh\n"
+        "cmp('a', -da, a)\ncmp('W', da.T @ x, W)\ncmp('x', (da @ W.T).T, x)"
+    )
+    ns: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(f"{forward}\n{answers}", "<answers>", "exec"), ns)
+        words = [r.mistake for r in checks.results()]
+        assert words == ["sign", "transpose", "transpose"], words
+        assert checks.drill(seed=1).focus == "transpose"
+        checks.reset()
+        assert checks.drill(seed=1).focus is None

@@ -1,37 +1,55 @@
 """Drills: small forward passes drawn from a seed, to differentiate by hand, checked by ``cmp``
-against autograd like every answer of the notebooks.
+against autograd like every answer of the notebooks; drawn for a mistake word when asked, or for
+the mistake of a check that fails in this kernel.
 
 >>> from checks import drill
->>> drill(seed=7)   # doctest: +SKIP
+>>> drill("missing-path", seed=7)   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import secrets
 import sys
+from collections import Counter
 
-from checks.drills.build import Drill, draw
+from checks.drills.build import FOCUSES, Drill, draw
 
-__all__ = ["Drill", "drill"]
+__all__ = ["FOCUSES", "Drill", "drill"]
 
 
-def drill(seed: int | None = None) -> Drill | None:
+def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | None:
     """A new drill: its forward pass run where it is called (its tensors become the caller's
     variables), its code shown, and the cell for the answers put beneath (Jupyter) or printed.
 
-    ``seed`` makes it reproducible; without one a fresh seed is drawn, and the code shows it.
+    ``mistake`` (a word of ``FOCUSES``) draws one with a step where that mistake is made; without
+    it, the drill is for the mistake most of this kernel's failing checks name, if any. ``seed``
+    makes it reproducible; without one a fresh seed is drawn, and the code's first line shows it.
     """
-    if seed is None:
-        seed = secrets.randbelow(1_000_000)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, int | None) or (seed or 0) < 0:
         print(f"drill(seed=...) takes a whole number of 0 or more, not {seed!r}.")
         return None
-    d = draw(seed)
+    if mistake is not None and mistake not in FOCUSES:
+        print(f"there is no drill for {mistake!r}; there are drills for: {', '.join(FOCUSES)}.")
+        return None
+    focus = mistake or _most_needed()
+    d = draw(secrets.randbelow(1_000_000) if seed is None else seed, focus)
     code = d.forward_code()
-    exec(compile(code, f"<drill {seed}>", "exec"), sys._getframe(1).f_globals)
+    exec(compile(code, f"<drill {d.seed}>", "exec"), sys._getframe(1).f_globals)
     print(code)
     _put_beneath(d.answer_cell())
     return d
+
+
+def _most_needed() -> str | None:
+    """The mistake word that most of this kernel's failing checks name, among those a drill can
+    be drawn for (the latest failing check's, on a tie); None when no failing check names one."""
+    from checks.session import results
+
+    words = [r.mistake for r in results() if not r.ok and r.mistake in FOCUSES]
+    if not words:
+        return None
+    counts = Counter(words)
+    return max(reversed(words), key=lambda w: counts[w])
 
 
 def _put_beneath(cell: str) -> None:

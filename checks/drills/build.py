@@ -34,6 +34,7 @@ class Drill:
     weights ``u`` of the loss ``(h * u).sum()`` that make every element's gradient differ."""
 
     seed: int
+    focus: str | None = None  # the mistake word it was drawn for, if any
     leaves: dict[str, Shape] = field(default_factory=dict)
     positive: set[str] = field(default_factory=set)  # leaves drawn > 0, and positive outputs
     bounded: set[str] = field(default_factory=set)  # leaves, and outputs in [-1, 1]
@@ -52,7 +53,9 @@ class Drill:
 
     def forward_code(self) -> str:
         """The code that makes the drill's tensors and runs autograd's backward pass."""
+        called = f"{self.focus!r}, seed={self.seed}" if self.focus else f"seed={self.seed}"
         lines = [
+            f"# drill({called})",
             "import torch",
             "from checks import cmp",
             "",
@@ -116,29 +119,47 @@ def _total(terms: list[str]) -> str:
     return " + ".join(f"({t})" if " " in t and not t.startswith("(") else t for t in terms)
 
 
-def draw(seed: int) -> Drill:
+# the mistake words a drill can be drawn for: those its operations teach, and a tensor used twice
+FOCUSES: tuple[str, ...] = tuple(
+    sorted(
+        {w for ops in (UNARY, BINARY, REDUCE) for op in ops.values() for w in op.teaches}
+        | set(MATMUL.teaches)
+        | {"missing-path"}
+    )
+)
+KINDS = ("unary", "binary", "binary", "matmul", "matmul", "reduce", "reuse", "reuse")
+
+
+def draw(seed: int, focus: str | None = None) -> Drill:
     """The drill of ``seed``: an input ``x`` and 2 to 5 steps, each picked among those that fit
-    the tensor so far (shapes 2 to 8 per axis)."""
+    the tensor so far (shapes 2 to 8 per axis). With ``focus`` (a word of ``FOCUSES``) one of
+    them, the second or later, is a step where that mistake is made: a tensor used a second
+    time for ``missing-path``, a product for ``transpose``, a mean for ``scale``..."""
     rng = random.Random(seed)
-    d = Drill(seed)
+    d = Drill(seed, focus=focus)
     d.leaves["x"] = d.shapes["x"] = (rng.randint(2, 8), rng.randint(2, 8))
     d.bounded.add("x")
-    for k in range(1, rng.randint(2, 5) + 1):
-        _add_step(d, rng, f"h{k}", d.steps[-1].out if d.steps else "x")
+    count = rng.randint(2, 5)
+    at = rng.randint(2, count) if focus else 0
+    for k in range(1, count + 1):
+        # before the focused step, the tensor keeps two axes (a matrix product may follow), and
+        # right before a second use, its shape (so that an earlier tensor shares it)
+        want = focus if k == at else "same" if k == at - 1 and focus == "missing-path" else None
+        keep_2d = bool(focus) and k < at
+        _add_step(d, rng, f"h{k}", d.steps[-1].out if d.steps else "x", want, keep_2d)
     return d
 
 
-def _add_step(d: Drill, rng: random.Random, out: str, cur: str) -> None:
-    """One more step on ``cur``, named ``out``, of a kind that fits ``cur``'s shape."""
-    kinds = ["unary", "binary", "binary"]
-    if len(d.shapes[cur]) == 2:
-        kinds += ["matmul", "matmul", "reduce"]
-    if _same_shape(d, cur):
-        kinds += ["reuse", "reuse"]
+def _add_step(
+    d: Drill, rng: random.Random, out: str, cur: str, want: str | None, keep_2d: bool
+) -> None:
+    """One more step on ``cur``, named ``out``, of a kind that fits ``cur``'s shape: one that
+    teaches ``want`` when it is a mistake word, one that keeps the shape when it is "same"."""
+    kinds = [k for k in KINDS if _possible(d, k, cur, want)]
     kind = rng.choice(kinds)
+    teaches = (lambda op: want in op.teaches) if want and want != "same" else (lambda op: True)
     if kind == "unary":
-        ops = [op for op in UNARY.values() if _fits(d, op, cur)]
-        op = rng.choice(ops)
+        op = rng.choice([op for op in UNARY.values() if _fits(d, op, cur) and teaches(op)])
         _append(d, Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur])
     elif kind == "matmul":
         w = f"W{out[1:]}"
@@ -147,7 +168,8 @@ def _add_step(d: Drill, rng: random.Random, out: str, cur: str) -> None:
         step = Step(out, MATMUL, (cur, w), MATMUL.forward.format(a=cur, b=w))
         _append(d, step, (d.shapes[cur][0], d.shapes[w][1]))
     elif kind == "reduce":
-        op, axis, keep = rng.choice(list(REDUCE.values())), rng.randint(0, 1), rng.random() < 0.5
+        op = rng.choice([op for op in REDUCE.values() if teaches(op)])
+        axis, keep = rng.randint(0, 1), keep_2d or rng.random() < 0.5
         expr = op.forward.format(a=cur, axis=axis, keep=", keepdim=True" if keep else "")
         shape = list(d.shapes[cur])
         shape[axis : axis + 1] = [1] if keep else []
@@ -155,10 +177,31 @@ def _add_step(d: Drill, rng: random.Random, out: str, cur: str) -> None:
     else:
         reuse = kind == "reuse"
         other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
-        ops = [op for op in BINARY.values() if _fits(d, op, other)]
-        op = rng.choice(ops)
-        step = Step(out, op, (cur, other), op.forward.format(a=cur, b=other))
+        ops = [op for op in BINARY.values() if _fits(d, op, other) and (reuse or teaches(op))]
+        step = Step(out, (op := rng.choice(ops)), (cur, other), op.forward.format(a=cur, b=other))
         _append(d, step, d.shapes[cur])
+
+
+def _possible(d: Drill, kind: str, cur: str, want: str | None) -> bool:
+    """Whether a step of ``kind`` fits ``cur`` and, with ``want``, teaches it (or keeps the
+    shape, for "same")."""
+    two_d = len(d.shapes[cur]) == 2
+    if kind in ("matmul", "reduce") and not two_d or kind == "reuse" and not _same_shape(d, cur):
+        return False
+    if want == "same":
+        return kind in ("unary", "binary")
+    if want == "missing-path":
+        return kind == "reuse"
+    if want is None:
+        return True
+    ops = {
+        "unary": [op for op in UNARY.values() if _fits(d, op, cur)],
+        "binary": list(BINARY.values()),
+        "matmul": [MATMUL],
+        "reduce": list(REDUCE.values()),
+        "reuse": [],
+    }[kind]
+    return any(want in op.teaches for op in ops)
 
 
 def _fits(d: Drill, op: Op, operand: str) -> bool:
