@@ -1542,10 +1542,10 @@ VALUE_RULES = (
     _padding,
     _transposed_upstream,
     _reordered,
+    _negative,
     _instead,
     _slip,
     _all_zeros,
-    _negative,
     _transposed,
     _layout,
 )

@@ -3,8 +3,10 @@ a learner runs them, with each check's Result kept."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from checks.compare import Result
-from checks.drills.build import Drill, draw
+from checks.drills.build import BINARY, Drill, draw
 
 
 def run_answers(seed: int, answers: str) -> tuple[Drill, dict[str, Result], dict]:
@@ -23,3 +25,25 @@ def checked(forward: str, answers: str, names: list[str]) -> tuple[dict[str, Res
     checks = "\n".join(f"__results[{n!r}] = cmp({n!r}, d{n}, {n}, quiet=True)" for n in names)
     exec(compile(f"{answers}\n{checks}", "<answers>", "exec"), ns)
     return ns["__results"], ns
+
+
+def slipped(d: Drill, word: str) -> tuple[str, dict[str, Result], dict] | None:
+    """Drill ``d`` answered right up to the first operand used once whose contribution has a
+    catalogued slip ``word`` (``Op.slips``), that one written with the slip; every answer up to it
+    checked in order, as a learner checks them. The operand, the Results and the namespace; None
+    when the drill has no such operand (or the slip is an unbroadcast where nothing broadcasts)."""
+    uses = Counter(name for step in d.steps for name in step.operands)
+    for k, step in enumerate(d.steps):
+        rules = step.op.slips.get(word, ())
+        for i, name in enumerate(step.operands):
+            broadcast = d.shapes[name] != d.shapes[step.out]
+            if i >= len(rules) or rules[i] is None or uses[name] != 1:
+                continue
+            if word == "shape" and step.op.name in BINARY and not broadcast:
+                continue
+            lines = d.solution((k, i, word)).split("\n")
+            upto = next(j for j, line in enumerate(lines) if line.startswith(f"d{name} = "))
+            names = d.answers[: d.answers.index(name) + 1]
+            results, ns = checked(d.forward_code(), "\n".join(lines[: upto + 1]), names)
+            return name, results, ns
+    return None

@@ -85,29 +85,34 @@ class Drill:
         """The cell beneath the drill: each ``dX = ...`` with the ``cmp`` that checks it."""
         return "\n".join(f"d{n} = ...\ncmp({n!r}, d{n}, {n})" for n in self.answers)
 
-    def solution(self) -> str:
+    def solution(self, slip: tuple[int, int, str] | None = None) -> str:
         """The generator's own answers, from each operation's rule; a tensor used by several
-        steps gets the sum of their contributions."""
+        steps gets the sum of their contributions. ``slip`` (step, operand, mistake word) writes
+        that one contribution as a learner who makes that mistake does (``Op.slips``)."""
         parts: dict[str, list[str]] = {self.last: ["u"]}
         lines = []
-        for step in reversed(self.steps):
+        for k in reversed(range(len(self.steps))):
+            step = self.steps[k]
             lines.append(f"d{step.out} = {_total(parts[step.out])}")
             for i, name in enumerate(step.operands):
-                parts.setdefault(name, []).append(self._contribution(step, i))
+                word = slip[2] if slip and slip[:2] == (k, i) else None
+                parts.setdefault(name, []).append(self._contribution(step, i, word))
         lines += [f"d{n} = {_total(parts[n])}" for n in reversed(self.leaves)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"<drill {self.seed}: {len(self.steps)} steps, {len(self.answers)} gradients>"
 
-    def _contribution(self, step: Step, i: int) -> str:
-        """What ``step`` adds to the gradient of its ``i``-th operand, as code."""
+    def _contribution(self, step: Step, i: int, slip: str | None = None) -> str:
+        """What ``step`` adds to the gradient of its ``i``-th operand, as code (as a learner who
+        makes the mistake ``slip`` writes it, when given)."""
         a, b = (*step.operands, "")[:2]
         g = f"d{step.out}"
         kept = g if step.keepdim or step.axis is None else f"{g}.unsqueeze({step.axis})"
         size = self.shapes[a][step.axis] if step.axis is not None else 1
-        term = step.op.grads[i].format(g=g, a=a, b=b, out=step.out, g_kept=kept, size=size)
-        if step.op.name in BINARY:
+        rule = step.op.slips[slip][i] if slip else step.op.grads[i]
+        term = rule.format(g=g, a=a, b=b, out=step.out, g_kept=kept, size=size)
+        if step.op.name in BINARY and slip != "shape":
             term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out])
         return term
 

@@ -8,21 +8,30 @@ Plain data and string work: this module imports nothing heavy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Op:
-    """One step of a forward pass: ``{out} = forward``, and each operand's gradient rule."""
+    """One step of a forward pass: ``{out} = forward``, each operand's gradient rule, and the
+    slips a learner makes at it."""
 
     name: str
     forward: str
     grads: tuple[str, ...]  # one per operand: its contribution, given the output's gradient {g}
-    teaches: tuple[str, ...] = ()  # the mistake words (checks.MISTAKES) a slip at this step earns
+    # the catalogued slips: a mistake word (checks.MISTAKES) -> per operand, the contribution a
+    # learner who makes it writes (None: no such slip for that operand). For an elementwise step
+    # "shape" is the rule itself, its broadcast left unsummed
+    slips: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
     positive_out: bool = False  # the output is > 0 everywhere (so a log may follow)
     needs_positive: bool = False  # the operand must be > 0 everywhere
     bounded_out: bool = False  # the output lies in [-1, 1] (so an exp of it stays small)
     needs_bounded: bool = False  # the operand must be small (a leaf, or a bounded output)
+
+    @property
+    def teaches(self) -> tuple[str, ...]:
+        """The mistake words a slip at this step earns."""
+        return tuple(self.slips)
 
 
 UNARY: dict[str, Op] = {
@@ -32,21 +41,35 @@ UNARY: dict[str, Op] = {
             "tanh",
             "torch.tanh({a})",
             ("(1 - {out}**2) * {g}",),
-            ("chain", "local"),
+            {"chain": ("(1 - {out}**2)",), "local": ("(1 - {a}**2) * {g}",)},
             bounded_out=True,
         ),
-        Op("exp", "{a}.exp()", ("{out} * {g}",), ("chain",), positive_out=True, needs_bounded=True),
-        Op("relu", "torch.relu({a})", ("({a} > 0).float() * {g}",), ("chain", "local")),
+        Op(
+            "exp",
+            "{a}.exp()",
+            ("{out} * {g}",),
+            {"chain": ("{out}",)},
+            positive_out=True,
+            needs_bounded=True,
+        ),
+        Op(
+            "relu",
+            "torch.relu({a})",
+            ("({a} > 0) * {g}",),
+            {"chain": ("({a} > 0).to({a}.dtype)",)},
+        ),
         Op(
             "sigmoid",
             "torch.sigmoid({a})",
             ("{out} * (1 - {out}) * {g}",),
-            ("chain", "local"),
+            {"chain": ("{out} * (1 - {out})",), "local": ("(1 - {out}**2) * {g}",)},
             positive_out=True,
             bounded_out=True,
         ),
-        Op("log", "{a}.log()", ("{g} / {a}",), ("chain",), needs_positive=True),
-        Op("square", "{a}**2", ("2 * {a} * {g}",), ("chain", "scale")),
+        Op("log", "{a}.log()", ("{g} / {a}",), {"chain": ("1 / {a}",)}, needs_positive=True),
+        Op(
+            "square", "{a}**2", ("2 * {a} * {g}",), {"chain": ("2 * {a}",), "scale": ("{a} * {g}",)}
+        ),
     )
 }
 
@@ -54,27 +77,45 @@ UNARY: dict[str, Op] = {
 BINARY: dict[str, Op] = {
     op.name: op
     for op in (
-        Op("add", "{a} + {b}", ("{g}", "{g}"), ("shape",)),
-        Op("sub", "{a} - {b}", ("{g}", "-{g}"), ("sign", "shape")),
-        Op("mul", "{a} * {b}", ("{b} * {g}", "{a} * {g}"), ("operand", "shape")),
+        Op("add", "{a} + {b}", ("{g}", "{g}"), {"shape": ("{g}", "{g}")}),
+        Op("sub", "{a} - {b}", ("{g}", "-{g}"), {"sign": (None, "{g}"), "shape": ("{g}", "-{g}")}),
+        Op(
+            "mul",
+            "{a} * {b}",
+            ("{b} * {g}", "{a} * {g}"),
+            {"operand": ("{a} * {g}", "{b} * {g}"), "shape": ("{b} * {g}", "{a} * {g}")},
+        ),
         Op(
             "div",
             "{a} / {b}",
             ("{g} / {b}", "-{a} / {b}**2 * {g}"),
-            ("sign", "shape"),
+            {
+                "sign": (None, "{a} / {b}**2 * {g}"),
+                "shape": ("{g} / {b}", "-{a} / {b}**2 * {g}"),
+            },
             needs_positive=True,
         ),
     )
 }
 
-MATMUL = Op("matmul", "{a} @ {b}", ("{g} @ {b}.T", "{a}.T @ {g}"), ("transpose", "shape"))
+MATMUL = Op(
+    "matmul",
+    "{a} @ {b}",
+    ("{g} @ {b}.T", "{a}.T @ {g}"),
+    {"transpose": ("({b} @ {g}.T)", "({g}.T @ {a})")},
+)
 
 # over one axis of a 2-d tensor, with or without keepdim
 REDUCE: dict[str, Op] = {
     op.name: op
     for op in (
-        Op("sum", "{a}.sum({axis}{keep})", ("{g_kept}.expand_as({a})",), ("shape",)),
-        Op("mean", "{a}.mean({axis}{keep})", ("{g_kept}.expand_as({a}) / {size}",), ("scale",)),
+        Op("sum", "{a}.sum({axis}{keep})", ("{g_kept}.expand_as({a})",), {"shape": ("{g}",)}),
+        Op(
+            "mean",
+            "{a}.mean({axis}{keep})",
+            ("{g_kept}.expand_as({a}) / {size}",),
+            {"scale": ("{g_kept}.expand_as({a})",)},
+        ),
     )
 }
 
