@@ -77,7 +77,7 @@ class Drill:
             "",
             f"for t in [{', '.join(s.out for s in self.steps)}]:",
             "    t.retain_grad()",
-            "loss.backward()",
+            "loss.backward(retain_graph=True)  # the graph kept: cmp can trace a wrong answer",
         ]
         return "\n".join(lines)
 
