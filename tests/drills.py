@@ -17,6 +17,14 @@ def run_answers(seed: int, answers: str) -> tuple[Drill, dict[str, Result], dict
     return d, results, ns
 
 
+def solved(d: Drill) -> dict:
+    """The namespace of ``d``'s forward pass followed by the generator's own answers."""
+    ns: dict = {}
+    exec(compile(d.forward_code(), f"<drill {d.seed}>", "exec"), ns)
+    exec(compile(d.solution(), "<solution>", "exec"), ns)
+    return ns
+
+
 def checked(forward: str, answers: str, names: list[str]) -> tuple[dict[str, Result], dict]:
     """``forward`` (which ends in ``loss.backward()``), then ``answers``, then a quiet ``cmp`` of
     each of ``names``, in one namespace: each check's Result by tensor, and the namespace."""
@@ -36,11 +44,10 @@ def slipped(d: Drill, word: str) -> tuple[str, dict[str, Result], dict] | None:
     for k, step in enumerate(d.steps):
         rules = step.op.slips.get(word, ())
         for i, name in enumerate(step.operands):
-            broadcast = d.shapes[name] != d.shapes[step.out]
             if i >= len(rules) or rules[i] is None or uses[name] != 1:
                 continue
-            if word == "shape" and step.op.name in BINARY and not broadcast:
-                continue
+            if word == "shape" and step.op.name in BINARY and d.shapes[name] == d.shapes[step.out]:
+                continue  # nothing broadcast: no sum to leave out
             lines = d.solution((k, i, word)).split("\n")
             upto = next(j for j, line in enumerate(lines) if line.startswith(f"d{name} = "))
             names = d.answers[: d.answers.index(name) + 1]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import checks
 from checks.drills.build import FOCUSES, draw
-from tests.drills import checked, run_answers, slipped
+from tests.drills import checked, run_answers, slipped, solved
 
 SEEDS = st.integers(0, 2**31 - 1)
 
@@ -24,9 +24,7 @@ def test_a_thousand_drills_answers_match_autograd():
     generator's answers for seeds 0..999 against autograd's gradients, finite and allclose."""
     for seed in range(1000):
         d = draw(seed)
-        ns: dict = {}
-        exec(d.forward_code(), ns)
-        exec(d.solution(), ns)
+        ns = solved(d)
         assert 2 <= len(d.steps) <= 5 and all(2 <= s <= 8 for s in d.shapes["x"]), seed
         for name in d.answers:
             want, got = ns[name].grad, ns[f"d{name}"]
@@ -47,8 +45,8 @@ def test_the_generators_answers_pass_cmp(seed):
 @given(seed=SEEDS)
 def test_a_dropped_path_is_caught_and_named(seed):
     """A tensor that feeds several steps, its gradient given only the first contribution: the check
-    fails and says ``missing-path`` (or ``scale``, when what is kept is a constant multiple of
-    the whole, which the numbers alone cannot tell apart)."""
+    fails and says ``missing-path``, even where the part kept is a constant multiple of the whole
+    (``x * x``) or equals another explanation's numbers."""
     solution = draw(seed).solution().split("\n")
     summed = [k for k, line in enumerate(solution) if ") + (" in line]
     if not summed:
@@ -155,9 +153,7 @@ def test_a_drill_for_a_mistake_holds_a_step_where_it_is_made(focus):
         uses = Counter(name for step in d.steps for name in step.operands)
         held = max(uses.values()) >= 2 if focus == "missing-path" else None
         assert held or any(focus in step.op.teaches for step in d.steps), (focus, seed)
-        ns: dict = {}
-        exec(d.forward_code(), ns)
-        exec(d.solution(), ns)
+        ns = solved(d)
         assert all(torch.allclose(ns[f"d{n}"], ns[n].grad) for n in d.answers), (focus, seed)
         assert d.forward_code().startswith(f"# drill({focus!r}, seed={seed})")
 

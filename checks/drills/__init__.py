@@ -13,6 +13,8 @@ import sys
 from collections import Counter
 
 from checks.drills.build import FOCUSES, Drill, draw
+from checks.kernel import ipython
+from checks.session import results
 
 __all__ = ["FOCUSES", "Drill", "drill"]
 
@@ -43,8 +45,6 @@ def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | Non
 def _most_needed() -> str | None:
     """The mistake word that most of this kernel's failing checks name, among those a drill can
     be drawn for (the latest failing check's, on a tie); None when no failing check names one."""
-    from checks.session import results
-
     words = [r.mistake for r in results() if not r.ok and r.mistake in FOCUSES]
     if not words:
         return None
@@ -53,13 +53,8 @@ def _most_needed() -> str | None:
 
 
 def _put_beneath(cell: str) -> None:
-    """The answer cell as the next cell in Jupyter; printed anywhere else."""
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-    except ImportError:
-        shell = None
+    """The answer cell as the next cell in IPython (Jupyter); printed anywhere else."""
+    shell = ipython()
     if shell is not None and hasattr(shell, "set_next_input"):
         shell.set_next_input(cell, replace=False)
     else:

@@ -160,11 +160,9 @@ def _add_step(
 ) -> None:
     """One more step on ``cur``, named ``out``, of a kind that fits ``cur``'s shape: one that
     teaches ``want`` when it is a mistake word, one that keeps the shape when it is "same"."""
-    kinds = [k for k in KINDS if _possible(d, k, cur, want)]
-    kind = rng.choice(kinds)
-    teaches = (lambda op: want in op.teaches) if want and want != "same" else (lambda op: True)
+    kind = rng.choice([k for k in KINDS if _possible(d, k, cur, want)])
     if kind == "unary":
-        op = rng.choice([op for op in UNARY.values() if _fits(d, op, cur) and teaches(op)])
+        op = rng.choice(_ops(d, kind, cur, want))
         _append(d, Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur])
     elif kind == "matmul":
         w = f"W{out[1:]}"
@@ -173,7 +171,7 @@ def _add_step(
         step = Step(out, MATMUL, (cur, w), MATMUL.forward.format(a=cur, b=w))
         _append(d, step, (d.shapes[cur][0], d.shapes[w][1]))
     elif kind == "reduce":
-        op = rng.choice([op for op in REDUCE.values() if teaches(op)])
+        op = rng.choice(_ops(d, kind, cur, want))
         axis, keep = rng.randint(0, 1), keep_2d or rng.random() < 0.5
         expr = op.forward.format(a=cur, axis=axis, keep=", keepdim=True" if keep else "")
         shape = list(d.shapes[cur])
@@ -182,9 +180,18 @@ def _add_step(
     else:
         reuse = kind == "reuse"
         other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
-        ops = [op for op in BINARY.values() if _fits(d, op, other) and (reuse or teaches(op))]
-        step = Step(out, (op := rng.choice(ops)), (cur, other), op.forward.format(a=cur, b=other))
-        _append(d, step, d.shapes[cur])
+        op = rng.choice(_ops(d, kind, other, want))
+        _append(d, Step(out, op, (cur, other), op.forward.format(a=cur, b=other)), d.shapes[cur])
+
+
+def _ops(d: Drill, kind: str, operand: str | None, want: str | None) -> list[Op]:
+    """The operations a step of ``kind`` may apply to ``operand`` (None: one not drawn yet, so
+    none that needs it positive or small), teaching ``want`` when it is a mistake word; a second
+    use (``reuse``) teaches missing-path whatever its operation."""
+    table = {"unary": UNARY, "binary": BINARY, "reuse": BINARY, "reduce": REDUCE}
+    ops = table[kind].values() if kind in table else (MATMUL,)
+    teaching = want in (None, "same") or kind == "reuse"
+    return [op for op in ops if _fits(d, op, operand) and (teaching or want in op.teaches)]
 
 
 def _possible(d: Drill, kind: str, cur: str, want: str | None) -> bool:
@@ -199,14 +206,7 @@ def _possible(d: Drill, kind: str, cur: str, want: str | None) -> bool:
         return kind == "reuse"
     if want is None:
         return True
-    ops = {
-        "unary": [op for op in UNARY.values() if _fits(d, op, cur)],
-        "binary": list(BINARY.values()),
-        "matmul": [MATMUL],
-        "reduce": list(REDUCE.values()),
-        "reuse": [],
-    }[kind]
-    return any(want in op.teaches for op in ops)
+    return kind != "reuse" and bool(_ops(d, kind, cur if kind == "unary" else None, want))
 
 
 def _fits(d: Drill, op: Op, operand: str) -> bool:

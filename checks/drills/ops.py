@@ -124,11 +124,10 @@ def unbroadcast(expr: str, shape: tuple[int, ...], full: tuple[int, ...]) -> str
     """``expr`` (a gradient of shape ``full``) summed back to an operand of shape ``shape``,
     as code: over the leading axes the operand lacks, and keepdim over those it holds as 1."""
     lead = len(full) - len(shape)
-    axes = [i for i in range(lead)]
-    out = f"({expr})"
-    if axes:
-        out = f"{out}.sum({axes[0] if len(axes) == 1 else tuple(axes)})"
-    for i, size in enumerate(shape):
-        if size == 1 and full[lead + i] != 1:
-            out = f"{out}.sum({i}, keepdim=True)"
-    return out if out != f"({expr})" else expr
+    sums = [f".sum({0 if lead == 1 else tuple(range(lead))})"] if lead else []
+    sums += [
+        f".sum({i}, keepdim=True)"
+        for i, size in enumerate(shape)
+        if size == 1 and full[lead + i] != 1
+    ]
+    return f"({expr}){''.join(sums)}" if sums else expr
