@@ -8,6 +8,11 @@ than once (a graph's unnamed root, the gradients a second backward pass adds to)
 reference; later scans read the objects made since, plus those tensors still alive. A notebook
 that freezes objects itself (``gc.freeze()``, which would hide its tensors) is seen whole again:
 everything is thawed, and the scans read every object from then on.
+
+A module imported after the freeze settles again at the next scan: its objects last as long as the
+process, as the first imports' do (torch imports sympy the first time a gradient is asked for with
+``torch.autograd.grad``, which a wrong answer's diagnosis does: 100,000 objects more in every later
+scan).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import gc
 import itertools
 import operator
+import sys
 import warnings
 import weakref
 
@@ -25,9 +31,11 @@ class _Marker:
     """An object made just after a freeze: the collector loses sight of it only if frozen again."""
 
 
-_FROZEN: weakref.WeakSet[torch.Tensor] = weakref.WeakSet()  # the tensors alive at the freeze
+# the tensors alive at our freezes, the last freeze's first, each in the collector's order
+_FROZEN: list[weakref.ref[torch.Tensor]] = []
 _MARK: list[_Marker] = []  # the marker while our freeze holds
 _SETTLED: list[bool] = []  # settle ran in this process (once: a thawed process is not frozen again)
+_MODULES: list[int] = []  # how many modules were imported at our last freeze
 
 
 def _tensors_in(objects: list[object]) -> list[torch.Tensor]:
@@ -43,20 +51,31 @@ def settle() -> None:
     if _SETTLED:
         return
     _SETTLED.append(True)
+    _freeze()
+
+
+def _freeze() -> None:
+    """Remember the tensors alive now and move every object alive out of the scans."""
     gc.collect()
-    _FROZEN.update(_tensors_in(gc.get_objects()))
+    _FROZEN[:0] = map(weakref.ref, _tensors_in(gc.get_objects()))
     gc.freeze()
     _MARK[:] = [_Marker()]
+    _MODULES[:] = [len(sys.modules)]
 
 
 def objects() -> list[object]:
     """The objects the collector sees, all of them again if the notebook froze objects since our
-    freeze (our remembered tensors then need no remembering)."""
+    freeze (our remembered tensors then need no remembering); those made since our freeze, which
+    is made again first if a module was imported since."""
     found = gc.get_objects()
     if _MARK and not any(map(operator.is_, found, itertools.repeat(_MARK[0]))):
         gc.unfreeze()
         _MARK.clear()
         _FROZEN.clear()
+        found = gc.get_objects()
+    elif _MARK and len(sys.modules) > _MODULES[0]:
+        del found
+        _freeze()
         found = gc.get_objects()
     return found
 
@@ -66,4 +85,5 @@ def tensors() -> list[torch.Tensor]:
     settle()
     found = _tensors_in(objects())
     seen = set(map(id, found))
-    return found + [t for t in list(_FROZEN) if id(t) not in seen]
+    _FROZEN[:] = [r for r in _FROZEN if r() is not None]
+    return found + [t for t in (r() for r in _FROZEN) if t is not None and id(t) not in seen]

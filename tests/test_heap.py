@@ -61,6 +61,27 @@ def test_every_tensor_made_before_and_after_the_first_scan_is_found():
     assert out.strip() == "ok"
 
 
+def test_a_module_imported_after_the_first_scan_leaves_the_scans_at_the_next_one():
+    """torch imports sympy the first time a gradient is asked for with grad_outputs (a wrong
+    answer's diagnosis does): its objects last as long as the imports before it did."""
+    out = run("""
+        import sys
+        before = made("before")
+        found()
+        settled = len(gc.get_objects())
+        x = torch.randn(3, requires_grad=True)
+        torch.autograd.grad(x * 2, x, grad_outputs=torch.ones(3))
+        assert "sympy" in sys.modules and len(gc.get_objects()) > settled + 20_000
+        after = made("after")
+        assert {id(t) for t in held(before) + held(after) + [x]} <= found()
+        assert len(gc.get_objects()) < settled + 5_000, "the import's objects are still scanned"
+        later = made("later")
+        assert {id(t) for t in held(before) + held(after) + held(later)} <= found()
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
 def test_a_tensor_that_died_is_not_found():
     out = run("""
         kept = made("before")
