@@ -484,6 +484,7 @@ def _context(
         terms=lambda: graph().terms(),
         scale=lambda: graph().upstream_scale(),
         shared_over=lambda: graph().shared_over(),
+        variance_sizes=lambda: graph().variance_sizes(),
         broadcast=lambda: graph().broadcast(),
         upstream=lambda: graph().given(earlier()),
         local=lambda: graph().local(earlier()),

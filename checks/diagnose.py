@@ -84,6 +84,8 @@ class Context:
     broadcast: Callable[[], list[tuple[int, int]]] | None = None
     # Where no batch size is known: the sizes the tensor is shared over in the graph (a batch).
     shared_over: Callable[[], list[int]] | None = None
+    # How many entries each variance in the graph is taken over (its Bessel's correction's n).
+    variance_sizes: Callable[[], list[int]] | None = None
     # Attention's head sizes (``head_size``, ``hs``): a factor of sqrt(head size) is a scale's slip.
     head_sizes: list[int] = field(default_factory=list)
     # where the expected value comes from: "autograd", "central difference"
@@ -603,7 +605,9 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         return None
     k = _bessel_n(c)
     if k is not None and (
-        k in ctx.batch_sizes or (not ctx.batch_sizes and k <= max(e.shape, default=0))
+        k in ctx.batch_sizes
+        or k in _variance_sizes(ctx)
+        or (not ctx.batch_sizes and k <= max(e.shape, default=0))
     ):
         ratio = f"{k}/{k - 1}" if c > 1 else f"{k - 1}/{k}"
         use = "1/(n-1)" if c < 1 else "1/n"
@@ -617,6 +621,16 @@ def _scale(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
         return None
     words, advice = _factor_words(c, ctx, of=ctx.target)
     return "scale", f"your {ctx.answer} is {words}: {advice}."
+
+
+def _variance_sizes(ctx: Context) -> list[int]:
+    """The n of each variance in the graph (none without a graph, or where it cannot be read)."""
+    if ctx.variance_sizes is None:
+        return []
+    try:
+        return ctx.variance_sizes()
+    except Exception:  # the graph can only help a diagnosis, never break one
+        return []
 
 
 def _bessel_n(c: float) -> int | None:
@@ -856,7 +870,7 @@ def _one_path_off(
     if abs(a + 1) < 1e-3:
         return "sign", f"your {ctx.answer} is right except that {where} {verb} the wrong sign."
     n = _bessel_n(a)
-    if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes):
+    if n is not None and (n in ctx.batch_sizes or not ctx.batch_sizes or n in _variance_sizes(ctx)):
         ratio = f"{n}/{n - 1}" if a > 1 else f"{n - 1}/{n}"
         return "bessel", (
             f"your {ctx.answer} is right except that {where} {'is' if verb == 'has' else 'are'} "
@@ -1457,6 +1471,8 @@ def _chain(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | 
                 f"above, {ups}, is missing from it (chain rule: the local derivative times the "
                 "gradient of the output)."
             )
+        if _tried(_missing_path, y, e, ctx):
+            return None  # that part is zero (a softmax's, whose rows sum to one): a path left out
         tensor = " and ".join(f"`{_tensor_of(a)}`" for a in left_out)
         return "chain", (
             f"your {ctx.answer} is right except that its contribution through {tensor} is the "

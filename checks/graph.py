@@ -11,6 +11,7 @@ each use's output with the local derivative of the operation (a small table of r
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import warnings
 from collections.abc import Callable
@@ -587,6 +588,21 @@ class GraphFacts:
             if g is not None and g.dim() >= 2 and g.shape[0] not in (own, 1, *out):
                 out.append(int(g.shape[0]))
         return out
+
+    def variance_sizes(self) -> list[int]:
+        """How many entries each variance (or standard deviation) in the graph is taken over: the
+        n of its Bessel's correction."""
+        sizes: list[int] = []
+        for node in self.parents:
+            if not type(node).__name__.startswith(("Var", "Std")):
+                continue
+            try:
+                shape, dims = node._saved_self.shape, node._saved_dim
+            except (AttributeError, RuntimeError):  # another variant, or the graph freed
+                continue
+            n = math.prod(shape) if dims is None else math.prod(shape[d] for d in dims)
+            sizes += [] if n in sizes else [n]
+        return sizes
 
     def _leaf_grads(self, node: Node, depth: int = 2) -> torch.Tensor | None:
         """The largest gradient of a leaf that is another input of ``node``, or an input of one

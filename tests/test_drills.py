@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import checks
-from checks.drills.build import FOCUSES, draw
+from checks.drills.build import FOCUSES, TABLES, draw
 from tests.drills import checked, run_answers, slipped, solved
 
 SEEDS = st.integers(0, 2**31 - 1)
@@ -21,15 +21,19 @@ SEEDS = st.integers(0, 2**31 - 1)
 
 def test_a_thousand_drills_answers_match_autograd():
     """The rules of every operation, every broadcast and reduction, and the sums of paths: the
-    generator's answers for seeds 0..999 against autograd's gradients, finite and allclose."""
+    generator's answers for seeds 0..999 against autograd's gradients, finite and allclose; every
+    operation of the library among them."""
+    used = set()
     for seed in range(1000):
         d = draw(seed)
+        used |= {s.op.name for s in d.steps}
         ns = solved(d)
         assert 2 <= len(d.steps) <= 5 and all(2 <= s <= 8 for s in d.shapes["x"]), seed
         for name in d.answers:
             want, got = ns[name].grad, ns[f"d{name}"]
             assert torch.isfinite(want).all(), (seed, name)
             assert got.shape == want.shape and torch.allclose(got, want), (seed, name)
+    assert used == {op.name for ops in TABLES.values() for op in ops.values()}
 
 
 @settings(deadline=None, max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
@@ -74,7 +78,7 @@ u = torch.randn(4, 3, generator=g, dtype=torch.float64)
 loss = (h * u).sum()
 for t in [{names}]:
     t.retain_grad()
-loss.backward()
+loss.backward(retain_graph=True)
 """
 
 # a tensor used by several steps, its gradient given the first contribution only, where the
@@ -88,6 +92,11 @@ LEFT_OUT = {
     "the direct use equals another operand's rule": (
         "a = x.sum(1, keepdim=True)\nb = a / p\nc = b + p\nh = c * a",
         "dh = u\ndc = a * dh\nda = (c * dh).sum(1, keepdim=True)",
+        "a",
+    ),
+    "a softmax's path (its local derivative alone sums to zero, as the path left out does)": (
+        "a = x @ W\nb = torch.softmax(a, -1)\nh = b * a",
+        "dh = u\ndb = a * dh\nda = b * dh",
         "a",
     ),
     "a product whose other operands do not fit": (
@@ -195,7 +204,7 @@ def test_a_drill_without_a_word_is_for_the_mistake_of_a_failing_check(fresh):
 
 # the catalogued slips (``Op.slips``) that the checks name today; "local" (another function's
 # slope) is caught, but on a drill's few entries the slope's shape cannot always be told
-NAMED = ("chain", "operand", "scale", "shape", "sign", "transpose")
+NAMED = ("accumulate", "bessel", "chain", "operand", "scale", "shape", "sign", "transpose")
 
 
 @pytest.mark.parametrize("word", [w for w in FOCUSES if w != "missing-path"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from checks.drills.ops import BINARY, MATMUL, REDUCE, UNARY, Op, unbroadcast
+from checks.drills.ops import BINARY, INDEX, MATMUL, REDUCE, UNARY, Op, unbroadcast
 
 Shape = tuple[int, ...]
 
@@ -26,6 +26,7 @@ class Step:
     expr: str
     axis: int | None = None  # a reduction's axis
     keepdim: bool = False
+    index: tuple[int, ...] = ()  # the rows an index step picks
 
 
 @dataclass
@@ -108,10 +109,14 @@ class Drill:
         makes the mistake ``slip`` writes it, when given)."""
         a, b = (*step.operands, "")[:2]
         g = f"d{step.out}"
-        kept = g if step.keepdim or step.axis is None else f"{g}.unsqueeze({step.axis})"
+        if step.keepdim or step.axis is None:
+            kept, out_kept = g, step.out
+        else:  # the reduced axis put back, so that they broadcast against the operand
+            kept, out_kept = f"{g}.unsqueeze({step.axis})", f"{step.out}.unsqueeze({step.axis})"
         size = self.shapes[a][step.axis] if step.axis is not None else 1
         rule = step.op.slips[slip][i] if slip else step.op.grads[i]
-        term = rule.format(g=g, a=a, b=b, out=step.out, g_kept=kept, size=size)
+        names = dict(g=g, a=a, b=b, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
+        term = rule.format(**names, axis=step.axis, ix=list(step.index))
         if step.op.name in BINARY and slip != "shape":
             term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out])
         return term
@@ -124,27 +129,53 @@ def _total(terms: list[str]) -> str:
     return " + ".join(f"({t})" if " " in t and not t.startswith("(") else t for t in terms)
 
 
+# the operations a step of each kind picks from
+TABLES: dict[str, dict[str, Op]] = {
+    "unary": UNARY,
+    "binary": BINARY,
+    "reuse": BINARY,
+    "matmul": {MATMUL.name: MATMUL},
+    "reduce": REDUCE,
+    "index": {INDEX.name: INDEX},
+}
 # the mistake words a drill can be drawn for: those its operations teach, and a tensor used twice
 FOCUSES: tuple[str, ...] = tuple(
     sorted(
-        {w for ops in (UNARY, BINARY, REDUCE) for op in ops.values() for w in op.teaches}
-        | set(MATMUL.teaches)
-        | {"missing-path"}
+        {w for ops in TABLES.values() for op in ops.values() for w in op.teaches} | {"missing-path"}
     )
 )
-KINDS = ("unary", "binary", "binary", "matmul", "matmul", "reduce", "reuse", "reuse")
+KINDS = (
+    *("unary", "unary", "binary", "binary", "matmul", "matmul"),
+    *("reduce", "reduce", "index", "reuse", "reuse"),
+)
 
 
 def draw(seed: int, focus: str | None = None) -> Drill:
     """The drill of ``seed``: an input ``x`` and 2 to 5 steps, each picked among those that fit
     the tensor so far (shapes 2 to 8 per axis). With ``focus`` (a word of ``FOCUSES``) one of
     them, the second or later, is a step where that mistake is made: a tensor used a second
-    time for ``missing-path``, a product for ``transpose``, a mean for ``scale``..."""
+    time for ``missing-path``, a product for ``transpose``, a mean for ``scale``... A drill whose
+    tensor leaves no room for the focused step (a variance over 3 entries or more, for
+    ``bessel``) is drawn again, from where the generator stands."""
     rng = random.Random(seed)
-    d = Drill(seed, focus=focus)
+    for _ in range(1000):
+        try:
+            return _drawn(Drill(seed, focus=focus), rng)
+        except _NoRoom:
+            continue
+    raise RuntimeError(f"no drill for {focus!r} in a thousand tries from seed {seed}")
+
+
+class _NoRoom(Exception):
+    """No step of any kind fits the tensor and teaches the word wanted."""
+
+
+def _drawn(d: Drill, rng: random.Random) -> Drill:
+    """``d`` (empty) given its input and steps from ``rng``, one of them for ``d.focus``."""
     d.leaves["x"] = d.shapes["x"] = (rng.randint(2, 8), rng.randint(2, 8))
     d.bounded.add("x")
     count = rng.randint(2, 5)
+    focus = d.focus
     at = rng.randint(2, count) if focus else 0
     for k in range(1, count + 1):
         # before the focused step, the tensor keeps two axes (a matrix product may follow), and
@@ -160,7 +191,10 @@ def _add_step(
 ) -> None:
     """One more step on ``cur``, named ``out``, of a kind that fits ``cur``'s shape: one that
     teaches ``want`` when it is a mistake word, one that keeps the shape when it is "same"."""
-    kind = rng.choice([k for k in KINDS if _possible(d, k, cur, want)])
+    kinds = [k for k in KINDS if _possible(d, k, cur, want, keep_2d)]
+    if not kinds:
+        raise _NoRoom
+    kind = rng.choice(kinds)
     if kind == "unary":
         op = rng.choice(_ops(d, kind, cur, want))
         _append(d, Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur])
@@ -171,12 +205,16 @@ def _add_step(
         step = Step(out, MATMUL, (cur, w), MATMUL.forward.format(a=cur, b=w))
         _append(d, step, (d.shapes[cur][0], d.shapes[w][1]))
     elif kind == "reduce":
-        op = rng.choice(_ops(d, kind, cur, want))
-        axis, keep = rng.randint(0, 1), keep_2d or rng.random() < 0.5
+        op, axis = rng.choice(_reductions(d, cur, want, keep_2d))
+        keep = keep_2d or rng.random() < 0.5
         expr = op.forward.format(a=cur, axis=axis, keep=", keepdim=True" if keep else "")
         shape = list(d.shapes[cur])
         shape[axis : axis + 1] = [1] if keep else []
         _append(d, Step(out, op, (cur,), expr, axis, keep), tuple(shape))
+    elif kind == "index":
+        index = _index(rng, d.shapes[cur][0])
+        step = Step(out, INDEX, (cur,), INDEX.forward.format(a=cur, ix=index), index=tuple(index))
+        _append(d, step, (len(index), *d.shapes[cur][1:]))
     else:
         reuse = kind == "reuse"
         other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
@@ -188,17 +226,43 @@ def _ops(d: Drill, kind: str, operand: str | None, want: str | None) -> list[Op]
     """The operations a step of ``kind`` may apply to ``operand`` (None: one not drawn yet, so
     none that needs it positive or small), teaching ``want`` when it is a mistake word; a second
     use (``reuse``) teaches missing-path whatever its operation."""
-    table = {"unary": UNARY, "binary": BINARY, "reuse": BINARY, "reduce": REDUCE}
-    ops = table[kind].values() if kind in table else (MATMUL,)
+    ops = TABLES[kind].values()
     teaching = want in (None, "same") or kind == "reuse"
     return [op for op in ops if _fits(d, op, operand) and (teaching or want in op.teaches)]
 
 
-def _possible(d: Drill, kind: str, cur: str, want: str | None) -> bool:
+def _index(rng: random.Random, rows: int) -> list[int]:
+    """3 to 8 picks of ``rows`` rows (2 or more): one row picked twice or more, one once (so
+    that overwriting instead of adding leaves some rows right and others wrong), the rest any."""
+    twice, once = rng.sample(range(rows), 2)
+    rest = [rng.choice([r for r in range(rows) if r != once]) for _ in range(rng.randint(0, 5))]
+    index = [twice, twice, once, *rest]
+    rng.shuffle(index)
+    return index
+
+
+def _reductions(d: Drill, cur: str, want: str | None, keep_2d: bool) -> list[tuple[Op, int]]:
+    """The reductions of ``cur`` a step may take, with their axes: a variance over 3 entries or
+    more, and before a focused step only over the second axis, so that the rows stay (2 or more:
+    an index or a variance over them may follow)."""
+    shape = d.shapes[cur]
+    return [
+        (op, ax)
+        for op in _ops(d, "reduce", cur, want)
+        for ax in (0, 1)
+        if (shape[ax] > 2 or not op.needs_spread) and (not keep_2d or ax == 1)
+    ]
+
+
+def _possible(d: Drill, kind: str, cur: str, want: str | None, keep_2d: bool) -> bool:
     """Whether a step of ``kind`` fits ``cur`` and, with ``want``, teaches it (or keeps the
     shape, for "same")."""
     two_d = len(d.shapes[cur]) == 2
     if kind in ("matmul", "reduce") and not two_d or kind == "reuse" and not _same_shape(d, cur):
+        return False
+    if kind == "reduce" and not _reductions(d, cur, want, keep_2d):
+        return False
+    if kind == "index" and d.shapes[cur][0] < 2:
         return False
     if want == "same":
         return kind in ("unary", "binary")
@@ -206,14 +270,20 @@ def _possible(d: Drill, kind: str, cur: str, want: str | None) -> bool:
         return kind == "reuse"
     if want is None:
         return True
-    return kind != "reuse" and bool(_ops(d, kind, cur if kind == "unary" else None, want))
+    return kind != "reuse" and bool(
+        _ops(d, kind, cur if kind in ("unary", "reduce") else None, want)
+    )
 
 
 def _fits(d: Drill, op: Op, operand: str) -> bool:
     """``op`` may take ``operand``: positive where it must be (a log, a divisor), small where it
     must be (an exp), so that every value and gradient of the drill is finite."""
-    return (not op.needs_positive or operand in d.positive) and (
-        not op.needs_bounded or operand in d.bounded
+    spread = operand is None or max(d.shapes[operand]) > 2
+    return (
+        (not op.needs_positive or operand in d.positive)
+        and (not op.needs_bounded or operand in d.bounded)
+        and (not op.needs_spread or spread)
+        and (not op.needs_row or operand is None or d.shapes[operand][-1] > 1)
     )
 
 

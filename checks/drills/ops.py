@@ -27,6 +27,10 @@ class Op:
     needs_positive: bool = False  # the operand must be > 0 everywhere
     bounded_out: bool = False  # the output lies in [-1, 1] (so an exp of it stays small)
     needs_bounded: bool = False  # the operand must be small (a leaf, or a bounded output)
+    # a reduction over an axis of 3 or more (a variance: its n/(n-1) is told from a plain factor
+    # of 2 only from n = 3)
+    needs_spread: bool = False
+    needs_row: bool = False  # an operand whose last axis has 2 entries or more (a softmax)
 
     @property
     def teaches(self) -> tuple[str, ...]:
@@ -67,6 +71,21 @@ UNARY: dict[str, Op] = {
             bounded_out=True,
         ),
         Op("log", "{a}.log()", ("{g} / {a}",), {"chain": ("1 / {a}",)}, needs_positive=True),
+        # over the last axis: every output depends on every input of its row
+        Op(
+            "softmax",
+            "torch.softmax({a}, -1)",
+            ("{out} * ({g} - ({g} * {out}).sum(-1, keepdim=True))",),
+            positive_out=True,
+            bounded_out=True,
+            needs_row=True,
+        ),
+        Op(
+            "log_softmax",
+            "torch.log_softmax({a}, -1)",
+            ("{g} - {out}.exp() * {g}.sum(-1, keepdim=True)",),
+            needs_row=True,
+        ),
         Op(
             "square", "{a}**2", ("2 * {a} * {g}",), {"chain": ("2 * {a}",), "scale": ("{a} * {g}",)}
         ),
@@ -105,7 +124,7 @@ MATMUL = Op(
     {"transpose": ("({b} @ {g}.T)", "({g}.T @ {a})")},
 )
 
-# over one axis of a 2-d tensor, with or without keepdim
+# over one axis of a 2-d tensor, with or without keepdim ({g_kept}, {out_kept}: with the axis)
 REDUCE: dict[str, Op] = {
     op.name: op
     for op in (
@@ -116,8 +135,37 @@ REDUCE: dict[str, Op] = {
             ("{g_kept}.expand_as({a}) / {size}",),
             {"scale": ("{g_kept}.expand_as({a})",)},
         ),
+        # torch shares a maximum's gradient among equal maxima (rows repeated by an index)
+        Op(
+            "max",
+            "{a}.amax({axis}{keep})",
+            ("({a} == {out_kept}) * {g_kept} / ({a} == {out_kept}).sum({axis}, keepdim=True)",),
+        ),
+        # the variance with Bessel's correction (torch's default), then without it
+        Op(
+            "var",
+            "{a}.var({axis}{keep})",
+            ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / ({size} - 1) * {g_kept}",),
+            {"bessel": ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / {size} * {g_kept}",)},
+            needs_spread=True,
+        ),
+        Op(
+            "var_biased",
+            "{a}.var({axis}, correction=0{keep})",
+            ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / {size} * {g_kept}",),
+            {"bessel": ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / ({size} - 1) * {g_kept}",)},
+            needs_spread=True,
+        ),
     )
 }
+
+# rows picked by a list of indices, some of them repeated ({ix}: the list)
+INDEX = Op(
+    "index",
+    "{a}[{ix}]",
+    ("torch.zeros_like({a}).index_add(0, torch.tensor({ix}), {g})",),
+    {"accumulate": ("torch.zeros_like({a}).index_put((torch.tensor({ix}),), {g})",)},
+)
 
 
 def unbroadcast(expr: str, shape: tuple[int, ...], full: tuple[int, ...]) -> str:
