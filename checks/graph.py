@@ -600,7 +600,9 @@ class GraphFacts:
                 shape, dims = node._saved_self.shape, node._saved_dim
             except (AttributeError, RuntimeError):  # another variant, or the graph freed
                 continue
-            n = math.prod(shape) if dims is None else math.prod(shape[d] for d in dims)
+            # a negative axis comes back as an unsigned number (2**64 - 1 for -1)
+            axes = [d - 2**64 if d >= 2**63 else d for d in dims or range(len(shape))]
+            n = math.prod(shape[d] for d in axes)
             sizes += [] if n in sizes else [n]
         return sizes
 

@@ -283,7 +283,7 @@ def _fits(d: Drill, op: Op, operand: str) -> bool:
         (not op.needs_positive or operand in d.positive)
         and (not op.needs_bounded or operand in d.bounded)
         and (not op.needs_spread or spread)
-        and (not op.needs_row or operand is None or d.shapes[operand][-1] > 1)
+        and (op.spans is None or operand is None or d.shapes[operand][op.spans] > 2)
     )
 
 

@@ -30,7 +30,8 @@ class Op:
     # a reduction over an axis of 3 or more (a variance: its n/(n-1) is told from a plain factor
     # of 2 only from n = 3)
     needs_spread: bool = False
-    needs_row: bool = False  # an operand whose last axis has 2 entries or more (a softmax)
+    # the axis a step works across (a softmax's, a norm's): it must hold 3 entries or more
+    spans: int | None = None
 
     @property
     def teaches(self) -> tuple[str, ...]:
@@ -78,13 +79,29 @@ UNARY: dict[str, Op] = {
             ("{out} * ({g} - ({g} * {out}).sum(-1, keepdim=True))",),
             positive_out=True,
             bounded_out=True,
-            needs_row=True,
+            spans=-1,
         ),
         Op(
             "log_softmax",
             "torch.log_softmax({a}, -1)",
             ("{g} - {out}.exp() * {g}.sum(-1, keepdim=True)",),
-            needs_row=True,
+            spans=-1,
+        ),
+        # normalised over the last axis (a layer norm) or the first (a batch norm), no gain or
+        # bias: every output of a row (a column) depends on every input of it
+        *(
+            Op(
+                name,
+                f"({{a}} - {{a}}.mean({ax}, keepdim=True))"
+                f" / ({{a}}.var({ax}, keepdim=True, correction=0) + 1e-5).sqrt()",
+                (
+                    f"({{g}} - {{g}}.mean({ax}, keepdim=True)"
+                    f" - {{out}} * ({{g}} * {{out}}).mean({ax}, keepdim=True))"
+                    f" / ({{a}}.var({ax}, keepdim=True, correction=0) + 1e-5).sqrt()",
+                ),
+                spans=ax,
+            )
+            for name, ax in (("layer_norm", -1), ("batch_norm", 0))
         ),
         Op(
             "square", "{a}**2", ("2 * {a} * {g}",), {"chain": ("2 * {a}",), "scale": ("{a} * {g}",)}
