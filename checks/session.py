@@ -70,11 +70,14 @@ def remember(t: Any, name: str, label: str, value: Any, ok: bool, roots: tuple[s
 
 def remembered() -> list[tuple[Any, str, Any, bool, tuple[str, ...]]]:
     """(tensor, answer's name, its copy, passed, the first wrong answers behind it) of each answer
-    whose tensor is still alive, in the order checked."""
+    whose tensor is still alive, in the order checked; those of tensors gone (a drill's, once the
+    next one replaced it) are forgotten, copies and all."""
     out = []
-    for ref, label, value, ok, roots in list(_ANSWERS.values()):
+    for key, (ref, label, value, ok, roots) in list(_ANSWERS.items()):
         t = ref()
-        if t is not None:
+        if t is None:
+            del _ANSWERS[key]
+        else:
             out.append((t, label, value, ok, roots))
     return out
 

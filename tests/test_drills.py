@@ -250,3 +250,26 @@ def test_exactly_the_negative_is_sign_whatever_other_gradient_it_equals():
     results, _ = checked(forward, answers, ["h4", "h3", "h2", "p4", "p3"])
     assert [r.ok for r in results.values()] == [True] * 4 + [False]
     assert results["p3"].mistake == "sign", results["p3"]
+
+
+def test_a_kernel_that_runs_drill_after_drill_keeps_only_the_live_answers(fresh):
+    """Each check keeps a copy of the answer for later checks' upstream tracing; once a drill's
+    tensors are gone (the next drill replaced them), their copies go too, so that checks stay as
+    fast as the first and the kernel's memory does not grow with practice. (What the heap's
+    freezes hold, the tensors alive at a freeze, stays: it does not grow with the drills.)"""
+    import gc
+
+    from checks import session
+
+    def others_kept(seeds: range) -> int:
+        for seed in seeds:
+            d = draw(seed)
+            results, ns = checked(d.forward_code(), d.solution(), d.answers)
+            assert all(r.ok for r in results.values()), seed
+            gc.collect()
+        live = session.remembered()
+        assert {id(ns[name]) for name in d.answers} <= {id(t) for t, *_ in live}
+        return len(session._ANSWERS) - len(d.answers)
+
+    after_15 = others_kept(range(15))
+    assert others_kept(range(15, 45)) <= after_15  # 82 and 252 when the copies stayed
