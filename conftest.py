@@ -8,6 +8,9 @@ import os
 # keeps its verdicts, its differences masked), so 200 steps run every line a full run runs;
 # tests/test_own_steps.py trains the solutions' networks for 300 and 3,000 steps and checks them.
 os.environ.setdefault("WORKBOOK_STEPS", "200")
+# no progress file (checks.practice) in the user's cache from the suite's checks: the tests of it
+# name their own
+os.environ.setdefault("WORKBOOK_PROGRESS", "off")
 
 
 def pytest_xdist_auto_num_workers(config) -> int | None:

@@ -21,6 +21,7 @@ import io
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -126,18 +127,39 @@ def notebook_rows(reps: int) -> list[tuple[str, list[int]]]:
     return [("notebook 03: right answer", right), ("notebook 03: wrong one (sign)", wrong)]
 
 
+def progress_row(reps: int) -> tuple[str, list[int]]:
+    """The write of a progress file holding as many attempts as it keeps (``checks.practice``):
+    what a kernel pays once at the end of each cell that ran a check."""
+    from checks import practice
+
+    attempt = {"at": "2026-12-06T02:13:44+00:00", "kind": "drill", "where": "drill 3"}
+    attempt |= {"check": "h3", "ok": False, "mistake": "sign", "first_try": True, "hints": 0}
+    data = practice.fresh()
+    data["attempts"] = [{**attempt, "seconds": 1.5} for _ in range(practice.KEPT)]
+    with tempfile.TemporaryDirectory() as scratch:
+        where = Path(scratch) / "progress.json"
+        times = []
+        for _ in range(reps * 3):
+            started = time.perf_counter_ns()
+            practice.save(where, data)
+            times.append(time.perf_counter_ns() - started)
+    return f"progress file written ({practice.KEPT} attempts)", times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="40 drills, 10 repetitions")
     args = parser.parse_args()
     count, reps = (40, 10) if args.quick else (200, 30)
+    # the checks alone: a learner's progress file is written once per cell (its own row below)
+    os.environ["WORKBOOK_PROGRESS"] = "off"
     print(f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
     print(f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs)")
     print(f"python:   {platform.python_version()}   torch: {torch.__version__}")
     (nb_right, nb_wrong), drills = notebook_rows(reps), drill_rows(count, reps)
     base = {"right": percentile(nb_right[1], 0.5), "wrong": percentile(nb_wrong[1], 0.5)}
     print(f"\n{'':38s} {'calls':>6s} {'median ms':>10s} {'p95 ms':>8s} {'vs notebook 03':>15s}")
-    for label, ns in [nb_right, nb_wrong, *drills]:
+    for label, ns in [nb_right, nb_wrong, *drills, progress_row(reps)]:
         median = percentile(ns, 0.5)
         kind = "right" if "right" in label else "wrong" if "wrong" in label else None
         ratio = f"{median / base[kind]:.2f}x" if kind and label.startswith("drill") else ""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from checks import session
+from checks import kernel, practice, session
 from checks.paths import METADATA, class_edition
 from checks.render.html import NOTE, code_html, esc
 from checks.verdict import Result
@@ -40,14 +40,38 @@ _USED: collections.Counter = collections.Counter()  # (notebook, answer, which) 
 _AT: dict[tuple[str, str, int], int] = {}  # the rung the next call gives, from 0
 _SPOKE: dict[tuple[str, str, int], tuple[str, str]] = {}  # the (mistake, hint) last spoken to
 _REVEALED: set[tuple[str, str, int]] = set()
+# the latest drill's ladders (checks.drills), offered in this kernel: by answer name, as a
+# notebook's; where it stands among the checks (the drill's "recency"); the results its checks
+# had from an earlier drill, which say nothing of this one
+DRILL = "drill"
+_LIVE: dict[str, dict[str, list[dict]]] = {}
+_OFFERED: dict[str, object] = {}
 
 
 @cache
-def _ladders() -> dict[str, dict[str, dict]]:
+def _files() -> dict[str, dict[str, list[dict]]]:
     """Every notebook's ladders, by notebook stem and answer name."""
     if not HINTS.is_dir():
         return {}
     return {p.stem: json.loads(p.read_text()) for p in sorted(HINTS.glob("*.json"))}
+
+
+def _ladders() -> dict[str, dict[str, list[dict]]]:
+    """The notebooks' ladders and the latest drill's."""
+    return {**_files(), **_LIVE}
+
+
+def offer(ladders: dict[str, list[dict]]) -> None:
+    """Make ``ladders`` (a drill's, by answer name) the drill's ladders in this kernel, in place of
+    the previous drill's: every rung starts again, and the hints follow this drill's checks."""
+    for store in (_USED, _AT, _SPOKE):
+        for key in [k for k in store if k[0] == DRILL]:
+            del store[key]
+    _REVEALED.difference_update({k for k in _REVEALED if k[0] == DRILL})
+    _LIVE[DRILL] = ladders
+    checks = {lad.get("check", "") for options in ladders.values() for lad in options}
+    _OFFERED["at"] = (kernel.execution_count() or -1, len(_results()))
+    _OFFERED["stale"] = {r.name: r for r in _results() if r.name in checks}
 
 
 @dataclass
@@ -150,9 +174,15 @@ def _recency() -> dict[str, tuple[int, int]]:
     return {r.name: (getattr(r, "_shown_in", None) or -1, i) for i, r in enumerate(_results())}
 
 
-@cache
 def _expected(notebook: str) -> tuple[str, ...]:
-    """The checks a notebook's executed solution shows, in order."""
+    """The checks a notebook's executed solution shows, in order (a drill's: its answer cell's)."""
+    if notebook in _LIVE:
+        return tuple(lad.get("check", "") for ls in _LIVE[notebook].values() for lad in ls)
+    return _expected_of_file(notebook)
+
+
+@cache
+def _expected_of_file(notebook: str) -> tuple[str, ...]:
     return tuple(session.expected_checks(notebook))
 
 
@@ -172,15 +202,8 @@ def _gaps(notebook: str, ran: dict) -> int:
 
 
 def _open_file() -> str:
-    """The path of the notebook open in the kernel, from JupyterLab's ``__session__`` or VS
-    Code's ``__vsc_ipynb_file__``; "" where neither is known."""
-    try:
-        from IPython import get_ipython
-
-        ns = get_ipython().user_ns if get_ipython() else {}
-    except ImportError:
-        ns = {}
-    return str(ns.get("__session__") or ns.get("__vsc_ipynb_file__") or "")
+    """The path of the notebook open in the kernel; "" where it is not known."""
+    return kernel.open_notebook()
 
 
 def _open_stem() -> str:
@@ -207,6 +230,8 @@ def _evidence(candidates: list[str]) -> dict[str, tuple]:
     for nb in candidates:
         own = [ran[c] for c in checks[nb] - shared if c in ran]
         is_open = bool(stem) and nb.split("-")[0] == stem
+        if nb in _LIVE:  # a drill is as open as the notebook it was drawn in, and newer
+            is_open, own = True, [*own, _OFFERED["at"]]
         found[nb] = (is_open, max(own, default=(-2, -1)), len(own), -_gaps(nb, ran))
     return found
 
@@ -220,9 +245,10 @@ def _ranked(candidates: list[str]) -> list[str]:
     return sorted(candidates, key=evidence.__getitem__, reverse=True)  # stable: ties keep order
 
 
-def _in_use() -> str | None:
-    """The notebook this kernel works on, when the open path or the checks it ran say so."""
-    evidence = _evidence(list(_ladders()))
+def _in_use(besides: str | None = None) -> str | None:
+    """The notebook this kernel works on, when the open path or the checks it ran say so (of
+    those other than ``besides``)."""
+    evidence = _evidence([nb for nb in _ladders() if nb != besides])
     best = max(evidence, key=evidence.__getitem__, default=None)
     return best if best is not None and (evidence[best][0] or evidence[best][2]) else None
 
@@ -235,6 +261,8 @@ def _notebook(answer: str) -> str | None:
     """The notebook whose ladder for ``answer`` to give: the one this kernel works on
     (:func:`_in_use`), None when that one has none; else the likeliest (:func:`_ranked`)."""
     having, use = _having(answer), _in_use()
+    if use in _LIVE and use not in having:  # not a drill's answer: the notebook's, if any
+        use = _in_use(besides=use)
     if use is not None and having:
         return use if use in having else None
     return next(iter(_ranked(having)), None)
@@ -249,9 +277,12 @@ def _pick(ladders: list[dict]) -> int:
     return best if at[best] > (-2, -1) else 0
 
 
-def _latest(check: str) -> Result | None:
-    """The learner's latest result for the check named ``check``, if it has run."""
-    return next((r for r in _results() if r.name == check), None)
+def _latest(check: str, nb: str = "") -> Result | None:
+    """The learner's latest result for the check named ``check`` (of notebook ``nb``), if it has
+    run: for a drill, not a result of an earlier drill's check of the same name."""
+    found = next((r for r in _results() if r.name == check), None)
+    stale = _OFFERED.get("stale", {}) if nb in _LIVE else {}
+    return None if found is not None and stale.get(check) is found else found
 
 
 def _unknown(name: str, answer: str) -> Hint:
@@ -262,7 +293,8 @@ def _unknown(name: str, answer: str) -> Hint:
     pool = {form: n for n in names for form in (n, _asked_as(n, ""))}
     near = list(dict.fromkeys(pool[m] for m in difflib.get_close_matches(name, pool, 4, 0.6)))
     spelled = answer if answer in _known() or name.startswith("d") else f"{name} or d{name}"
-    text = f"there is no hint ladder for {spelled}" + (f" in {nb}" if nb else "")
+    where = "the latest drill" if nb in _LIVE else nb
+    text = f"there is no hint ladder for {spelled}" + (f" in {where}" if nb else "")
     if near:
         after = "did you mean " + " or ".join(f"hint({_asked_as(n, name)!r})" for n in near[:3])
         after += "?"
@@ -309,13 +341,18 @@ def hint(name: str, reveal: bool = False) -> Hint:
     which = _pick(options)
     ladder, key = options[which], (nb, answer, which)
     check = ladder.get("check", answer[1:])
-    found = _give(name, answer, key, ladder, reveal)
+    found = _give(name, answer, key, ladder, reveal, nb)
     found.check, found.notebook = check, nb
+    if found.number or found.revealed:
+        practice.hinted(check)
     return found
 
 
-def _give(name: str, answer: str, key: tuple[str, str, int], ladder: dict, reveal: bool) -> Hint:
-    """What :func:`hint` gives from ``ladder``: a rung, the solution, or a message."""
+def _give(
+    name: str, answer: str, key: tuple[str, str, int], ladder: dict, reveal: bool, nb: str
+) -> Hint:
+    """What :func:`hint` gives from ``ladder`` (notebook ``nb``'s): a rung, the solution, or a
+    message."""
     rungs = list(ladder.get("rungs") or [])
     off = reveal_off()
     if reveal and off:
@@ -332,7 +369,7 @@ def _give(name: str, answer: str, key: tuple[str, str, int], ladder: dict, revea
         text = f"no hint ladder is written for {answer} yet"
         after = "" if off else f"hint({name!r}, reveal=True) shows it"
         return Hint(answer, 0, 0, "no hints written", text, after)
-    res = _latest(ladder.get("check", answer[1:]))
+    res = _latest(ladder.get("check", answer[1:]), nb)
     if res is not None and res.mistake == "upstream":
         return _upstream(name, answer, res)
     return _rung(name, answer, key, rungs, res)

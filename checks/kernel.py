@@ -33,3 +33,11 @@ def execution_count() -> int | None:
     """The execution count of the cell that runs now; None outside IPython."""
     ip = ipython()
     return getattr(ip, "execution_count", None) if ip is not None else None
+
+
+def open_notebook() -> str:
+    """The path of the notebook open in the kernel, from JupyterLab's ``__session__`` or VS
+    Code's ``__vsc_ipynb_file__``; "" where neither is known."""
+    ip = ipython()
+    ns = getattr(ip, "user_ns", None) or {}
+    return str(ns.get("__session__") or ns.get("__vsc_ipynb_file__") or "")

@@ -15,7 +15,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from checks import kernel
+from checks import kernel, practice
 from checks.paths import METADATA, ROOT
 from checks.verdict import Result, checked, show
 
@@ -33,6 +33,7 @@ def record(res: Result, quiet: bool = False) -> Result:
     _, tries = _RESULTS.get(res.name, (None, 0))
     # keeps its first-run place; an answer not written yet (Run All over the `...`) is no try
     _RESULTS[res.name] = (res, tries + (res.mistake != "missing"))
+    practice.note(res, _RESULTS[res.name][1])  # the learner's progress file, across kernels
     if not quiet:
         show(res)
         res._shown_in = kernel.execution_count()

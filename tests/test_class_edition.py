@@ -20,7 +20,7 @@ from checks.start import copy_notebooks, start
 def fresh_hints(monkeypatch):
     """The committed ladders, a kernel that has run nothing, and no edition from the environment."""
     monkeypatch.delenv("WORKBOOK_EDITION", raising=False)
-    hints._ladders.cache_clear()
+    hints._files.cache_clear()
     hints.reset()
     reset()
     yield

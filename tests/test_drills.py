@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from collections import Counter
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 import checks
 from checks.drills.build import FOCUSES, TABLES, draw
+from checks.drills.ladder import ladders
 from tests.drills import checked, run_answers, slipped, solved
 
 SEEDS = st.integers(0, 2**31 - 1)
@@ -273,3 +275,58 @@ def test_a_kernel_that_runs_drill_after_drill_keeps_only_the_live_answers(fresh)
 
     after_15 = others_kept(range(15))
     assert others_kept(range(15, 45)) <= after_15  # 82 and 252 when the copies stayed
+
+
+def test_every_drills_ladder_climbs_to_its_own_solution():
+    """A thousand drills: each gradient asked for has a ladder of three rungs (the idea, the local
+    derivative, a skeleton) and the solution; the skeleton is the solution with blanks (every
+    ``____`` stands for some code, the rest written as the solution writes it), and one with no
+    blank passes gradients on unchanged; the idea names every step that uses the tensor."""
+    for seed in range(1000):
+        d = draw(seed)
+        made = ladders(d)
+        assert list(made) == [f"d{n}" for n in d.answers], seed
+        for name in d.answers:
+            [lad] = made[f"d{name}"]
+            idea, slope, skeleton = lad["rungs"]
+            assert lad["check"] == name and "{" not in idea + slope, (seed, name)
+            pattern = ".+?".join(map(re.escape, skeleton.split("____")))
+            assert re.fullmatch(pattern, lad["solution"]), (seed, skeleton, lad["solution"])
+            if "____" not in skeleton:
+                assert re.fullmatch(r"d\w+ = -?\(?d\w+\)?( \+ -?\(?d\w+\)?)*", skeleton), skeleton
+            for step in d.steps:
+                assert (name in step.operands) == (f"`{step.out} = {step.expr}`" in idea), seed
+
+
+def test_hint_climbs_the_latest_drills_ladder_and_speaks_to_its_mistake(fresh):
+    """After ``drill()``, ``hint("h1")`` gives that drill's rungs in order, then the solution on
+    reveal; a wrong answer's mistake opens the next first rung; a new drill starts its ladders
+    afresh; a notebook's own names still get the notebook's ladder."""
+    from checks import hints
+
+    ns: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec("from checks import drill, hint, cmp\nd = drill('transpose', seed=3)", ns)
+    d = ns["d"]
+    [lad] = ladders(d)[f"d{d.answers[1]}"]
+    name = d.answers[1]
+    given = [hints.hint(name) for _ in range(4)]
+    assert [h.number for h in given] == [1, 2, 3, 3] and given[0].notebook == "drill"
+    assert [h.text for h in given[:3]] == lad["rungs"]
+    assert hints.hint(name, reveal=True).text == lad["solution"]
+    # the transposed answer for the product's left operand
+    k, step = next((k, s) for k, s in enumerate(d.steps) if s.op.name == "matmul")
+    wrong = d.solution((k, 0, "transpose")).split("\n")
+    left = step.operands[0]
+    upto = next(j for j, ln in enumerate(wrong) if ln.startswith(f"d{left} = "))
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile("\n".join(wrong[: upto + 1]), "<answers>", "exec"), ns)
+        cmp = ns["cmp"]
+        results = [cmp(n, ns[f"d{n}"], ns[n]) for n in d.answers[: d.answers.index(left) + 1]]
+    assert results[-1].mistake == "transpose"
+    first = hints.hint(left)
+    assert first.number == 1 and first.text.startswith(f"Your last d{left} failed (transpose)")
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec("d = drill(seed=4)", ns)
+    assert hints.hint(ns["d"].answers[0]).number == 1  # a new drill: its ladder from the top
+    assert hints.hint("logprobs").notebook == "03-makemore-backprop"

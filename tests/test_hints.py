@@ -57,13 +57,13 @@ def use_ladders(tmp_path, monkeypatch):
     def use(found: dict[str, dict]) -> None:
         for notebook, by_name in found.items():
             (tmp_path / f"{notebook}.json").write_text(json.dumps(by_name))
-        hints._ladders.cache_clear()
+        hints._files.cache_clear()
 
     monkeypatch.setattr(hints, "HINTS", tmp_path)
     hints.reset()
     reset()
     yield use
-    hints._ladders.cache_clear()
+    hints._files.cache_clear()
     hints.reset()
     reset()
 
@@ -78,7 +78,7 @@ def ladder_of(use_ladders):
 @pytest.fixture
 def real_ladders():
     """The committed ladders, and a kernel that has run nothing yet."""
-    hints._ladders.cache_clear()
+    hints._files.cache_clear()
     hints.reset()
     reset()
     yield json.loads
@@ -165,7 +165,7 @@ def test_the_student_copies_give_no_formula_away():
 
 
 def test_a_name_asked_twice_gets_the_ladder_of_the_check_run_last():
-    hints._ladders.cache_clear()
+    hints._files.cache_clear()
     hints.reset()
     reset()
     first = checks.hint("da")

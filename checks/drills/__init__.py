@@ -12,7 +12,9 @@ import secrets
 import sys
 from collections import Counter
 
+from checks import hints, practice
 from checks.drills.build import FOCUSES, Drill, draw
+from checks.drills.ladder import ladders
 from checks.kernel import ipython
 from checks.session import results
 
@@ -21,7 +23,8 @@ __all__ = ["FOCUSES", "Drill", "drill"]
 
 def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | None:
     """A new drill: its forward pass run where it is called (its tensors become the caller's
-    variables), its code shown, and the cell for the answers put beneath (Jupyter) or printed.
+    variables), its code shown, and the cell for the answers put beneath (Jupyter) or printed;
+    ``hint("h1")`` then gives the rungs of this drill's ladder for ``dh1``.
 
     ``mistake`` (a word of ``FOCUSES``) draws one with a step where that mistake is made; without
     it, the drill is for the mistake most of this kernel's failing checks name, if any. ``seed``
@@ -37,6 +40,8 @@ def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | Non
     d = draw(secrets.randbelow(1_000_000) if seed is None else seed, focus)
     code = d.forward_code()
     exec(compile(code, f"<drill {d.seed}>", "exec"), sys._getframe(1).f_globals)
+    hints.offer(ladders(d))  # hint("h1") now climbs this drill's ladder for dh1
+    practice.began(d.seed, d.focus, d.answers)  # its checks are this drill's attempts
     print(code)
     _put_beneath(d.answer_cell())
     return d
@@ -44,10 +49,11 @@ def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | Non
 
 def _most_needed() -> str | None:
     """The mistake word that most of this kernel's failing checks name, among those a drill can
-    be drawn for (the latest failing check's, on a tie); None when no failing check names one."""
+    be drawn for (the latest failing check's, on a tie); else the misconception of the learner's
+    progress file most due (``checks.progress()``); None when there is neither."""
     words = [r.mistake for r in results() if not r.ok and r.mistake in FOCUSES]
     if not words:
-        return None
+        return next((w for w in practice.due_now() if w in FOCUSES), None)
     counts = Counter(words)
     return max(reversed(words), key=lambda w: counts[w])
 

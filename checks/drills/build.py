@@ -86,27 +86,31 @@ class Drill:
         """The cell beneath the drill: each ``dX = ...`` with the ``cmp`` that checks it."""
         return "\n".join(f"d{n} = ...\ncmp({n!r}, d{n}, {n})" for n in self.answers)
 
-    def solution(self, slip: tuple[int, int, str] | None = None) -> str:
+    def solution(self, slip: tuple[int, int, str] | None = None, blank: bool = False) -> str:
         """The generator's own answers, from each operation's rule; a tensor used by several
         steps gets the sum of their contributions. ``slip`` (step, operand, mistake word) writes
-        that one contribution as a learner who makes that mistake does (``Op.slips``)."""
-        parts: dict[str, list[str]] = {self.last: ["u"]}
+        that one contribution as a learner who makes that mistake does (``Op.slips``); ``blank``
+        writes every one with a blank (``____``) where the rule's key part goes (a hint's
+        skeleton)."""
+        parts: dict[str, list[str]] = {self.last: ["____" if blank else "u"]}
         lines = []
         for k in reversed(range(len(self.steps))):
             step = self.steps[k]
             lines.append(f"d{step.out} = {_total(parts[step.out])}")
             for i, name in enumerate(step.operands):
                 word = slip[2] if slip and slip[:2] == (k, i) else None
-                parts.setdefault(name, []).append(self._contribution(step, i, word))
+                parts.setdefault(name, []).append(self._contribution(step, i, word, blank))
         lines += [f"d{n} = {_total(parts[n])}" for n in reversed(self.leaves)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"<drill {self.seed}: {len(self.steps)} steps, {len(self.answers)} gradients>"
 
-    def _contribution(self, step: Step, i: int, slip: str | None = None) -> str:
+    def _contribution(
+        self, step: Step, i: int, slip: str | None = None, blank: bool = False
+    ) -> str:
         """What ``step`` adds to the gradient of its ``i``-th operand, as code (as a learner who
-        makes the mistake ``slip`` writes it, when given)."""
+        makes the mistake ``slip`` writes it, when given; with a blank, with ``blank``)."""
         a, b = (*step.operands, "")[:2]
         g = f"d{step.out}"
         if step.keepdim or step.axis is None:
@@ -114,11 +118,11 @@ class Drill:
         else:  # the reduced axis put back, so that they broadcast against the operand
             kept, out_kept = f"{g}.unsqueeze({step.axis})", f"{step.out}.unsqueeze({step.axis})"
         size = self.shapes[a][step.axis] if step.axis is not None else 1
-        rule = step.op.slips[slip][i] if slip else step.op.grads[i]
+        rule = step.op.slips[slip][i] if slip else (step.op.skeleton if blank else step.op.grads)[i]
         names = dict(g=g, a=a, b=b, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
         term = rule.format(**names, axis=step.axis, ix=list(step.index))
         if step.op.name in BINARY and slip != "shape":
-            term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out])
+            term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out], blank)
         return term
 
 

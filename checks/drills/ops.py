@@ -32,12 +32,28 @@ class Op:
     needs_spread: bool = False
     # the axis a step works across (a softmax's, a norm's): it must hold 3 entries or more
     spans: int | None = None
+    # the hint ladder's rungs (checks/drills/ladder.py), in the templates' names: what the step
+    # does backwards, then per operand its local derivative and its rule with a blank
+    idea: str = ""
+    local: tuple[str, ...] = ()
+    skeleton: tuple[str, ...] = ()
 
     @property
     def teaches(self) -> tuple[str, ...]:
         """The mistake words a slip at this step earns."""
         return tuple(self.slips)
 
+
+ELEMENTWISE = "element by element: each entry of `{a}` moves only its own entry of `{out}`"
+ROW = "every entry of `{out}` depends on every entry of its row of `{a}` (the last axis)"
+NORM = (
+    "`{out}` is `{a}` normalised over axis {ax}: every entry depends on every entry of its {line}"
+    " of `{a}` (through the mean and the variance), so its rule holds sums over that axis"
+)
+NORM_LOCAL = (
+    "with x̂ = `{out}` and means over axis {ax}: d{a} = (g - mean(g) - x̂ * mean(g * x̂))"
+    " / sqrt(var + 1e-5), g being `{g}`, the variance without Bessel's correction"
+)
 
 UNARY: dict[str, Op] = {
     op.name: op
@@ -48,6 +64,9 @@ UNARY: dict[str, Op] = {
             ("(1 - {out}**2) * {g}",),
             {"chain": ("(1 - {out}**2)",), "local": ("(1 - {a}**2) * {g}",)},
             bounded_out=True,
+            idea=ELEMENTWISE,
+            local=("d tanh({a}) / d{a} = 1 - tanh({a})**2, and tanh({a}) is `{out}`: no new tanh",),
+            skeleton=("(1 - ____**2) * {g}",),
         ),
         Op(
             "exp",
@@ -56,12 +75,18 @@ UNARY: dict[str, Op] = {
             {"chain": ("{out}",)},
             positive_out=True,
             needs_bounded=True,
+            idea=ELEMENTWISE,
+            local=("d exp({a}) / d{a} = exp({a}), which is `{out}` itself",),
+            skeleton=("____ * {g}",),
         ),
         Op(
             "relu",
             "torch.relu({a})",
             ("({a} > 0) * {g}",),
             {"chain": ("({a} > 0).to({a}.dtype)",)},
+            idea=ELEMENTWISE,
+            local=("d relu({a}) / d{a} = 1 where {a} > 0, 0 elsewhere",),
+            skeleton=("(____ > 0) * {g}",),
         ),
         Op(
             "sigmoid",
@@ -70,8 +95,23 @@ UNARY: dict[str, Op] = {
             {"chain": ("{out} * (1 - {out})",), "local": ("(1 - {out}**2) * {g}",)},
             positive_out=True,
             bounded_out=True,
+            idea=ELEMENTWISE,
+            local=(
+                "d sigmoid({a}) / d{a} = sigmoid({a}) * (1 - sigmoid({a})),"
+                " and sigmoid({a}) is `{out}`",
+            ),
+            skeleton=("{out} * (____) * {g}",),
         ),
-        Op("log", "{a}.log()", ("{g} / {a}",), {"chain": ("1 / {a}",)}, needs_positive=True),
+        Op(
+            "log",
+            "{a}.log()",
+            ("{g} / {a}",),
+            {"chain": ("1 / {a}",)},
+            needs_positive=True,
+            idea=ELEMENTWISE,
+            local=("d log({a}) / d{a} = 1 / {a}",),
+            skeleton=("{g} / ____",),
+        ),
         # over the last axis: every output depends on every input of its row
         Op(
             "softmax",
@@ -80,12 +120,24 @@ UNARY: dict[str, Op] = {
             positive_out=True,
             bounded_out=True,
             spans=-1,
+            idea=ROW,
+            local=(
+                "with s = `{out}`: ds_i / d{a}_j = s_i * (1 - s_j) for i = j, -s_i * s_j otherwise;"
+                " summed against `{g}` over the row: s * (g - Σ_row g * s)",
+            ),
+            skeleton=("{out} * ({g} - (____).sum(-1, keepdim=True))",),
         ),
         Op(
             "log_softmax",
             "torch.log_softmax({a}, -1)",
             ("{g} - {out}.exp() * {g}.sum(-1, keepdim=True)",),
             spans=-1,
+            idea=ROW,
+            local=(
+                "d log_softmax({a})_i / d{a}_j = 1 for i = j, minus softmax({a})_j, where softmax"
+                " is `{out}`.exp(): summed against `{g}` over the row: g - softmax * Σ_row g",
+            ),
+            skeleton=("{g} - ____.exp() * {g}.sum(-1, keepdim=True)",),
         ),
         # normalised over the last axis (a layer norm) or the first (a batch norm), no gain or
         # bias: every output of a row (a column) depends on every input of it
@@ -100,26 +152,63 @@ UNARY: dict[str, Op] = {
                     f" / ({{a}}.var({ax}, keepdim=True, correction=0) + 1e-5).sqrt()",
                 ),
                 spans=ax,
+                idea=NORM.replace("{ax}", str(ax)).replace("{line}", line),
+                local=(NORM_LOCAL.replace("{ax}", str(ax)),),
+                skeleton=(
+                    f"({{g}} - {{g}}.mean({ax}, keepdim=True)"
+                    f" - {{out}} * (____).mean({ax}, keepdim=True))"
+                    f" / ({{a}}.var({ax}, keepdim=True, correction=0) + 1e-5).sqrt()",
+                ),
             )
-            for name, ax in (("layer_norm", -1), ("batch_norm", 0))
+            for name, ax, line in (("layer_norm", -1, "row"), ("batch_norm", 0, "column"))
         ),
         Op(
-            "square", "{a}**2", ("2 * {a} * {g}",), {"chain": ("2 * {a}",), "scale": ("{a} * {g}",)}
+            "square",
+            "{a}**2",
+            ("2 * {a} * {g}",),
+            {"chain": ("2 * {a}",), "scale": ("{a} * {g}",)},
+            idea=ELEMENTWISE,
+            local=("d({a}**2) / d{a} = 2 * {a}",),
+            skeleton=("____ * {a} * {g}",),
         ),
     )
 }
+
+BROADCAST = "element by element, after broadcasting"
 
 # elementwise with a second operand; the second may be broadcast (a row, a column)
 BINARY: dict[str, Op] = {
     op.name: op
     for op in (
-        Op("add", "{a} + {b}", ("{g}", "{g}"), {"shape": ("{g}", "{g}")}),
-        Op("sub", "{a} - {b}", ("{g}", "-{g}"), {"sign": (None, "{g}"), "shape": ("{g}", "-{g}")}),
+        Op(
+            "add",
+            "{a} + {b}",
+            ("{g}", "{g}"),
+            {"shape": ("{g}", "{g}")},
+            idea=BROADCAST,
+            local=("d({a} + {b}) / d{a} = 1", "d({a} + {b}) / d{b} = 1"),
+            skeleton=("{g}", "{g}"),
+        ),
+        Op(
+            "sub",
+            "{a} - {b}",
+            ("{g}", "-{g}"),
+            {"sign": (None, "{g}"), "shape": ("{g}", "-{g}")},
+            idea=BROADCAST,
+            local=("d({a} - {b}) / d{a} = 1", "d({a} - {b}) / d{b} = -1: mind the sign"),
+            skeleton=("{g}", "-{g}"),
+        ),
         Op(
             "mul",
             "{a} * {b}",
             ("{b} * {g}", "{a} * {g}"),
             {"operand": ("{a} * {g}", "{b} * {g}"), "shape": ("{b} * {g}", "{a} * {g}")},
+            idea=BROADCAST,
+            local=(
+                "d({a} * {b}) / d{a} = {b}, the other factor",
+                "d({a} * {b}) / d{b} = {a}, the other factor",
+            ),
+            skeleton=("____ * {g}", "____ * {g}"),
         ),
         Op(
             "div",
@@ -130,6 +219,9 @@ BINARY: dict[str, Op] = {
                 "shape": ("{g} / {b}", "-{a} / {b}**2 * {g}"),
             },
             needs_positive=True,
+            idea=BROADCAST,
+            local=("d({a} / {b}) / d{a} = 1 / {b}", "d({a} / {b}) / d{b} = -{a} / {b}**2"),
+            skeleton=("{g} / ____", "-{a} / ____ * {g}"),
         ),
     )
 }
@@ -139,24 +231,53 @@ MATMUL = Op(
     "{a} @ {b}",
     ("{g} @ {b}.T", "{a}.T @ {g}"),
     {"transpose": ("({b} @ {g}.T)", "({g}.T @ {a})")},
+    idea=(
+        "a matrix product: entry (i, j) of `{out}` is row i of `{a}` times column j of `{b}`, so"
+        " each operand's gradient is `{g}` times the other operand, transposed to fit"
+    ),
+    local=(
+        "d {out}[i, j] / d {a}[i, k] = {b}[k, j]: a sum over j, a product with `{b}` turned",
+        "d {out}[i, j] / d {b}[k, j] = {a}[i, k]: a sum over i, a product with `{a}` turned",
+    ),
+    skeleton=("{g} @ ____", "____ @ {g}"),
 )
 
 # over one axis of a 2-d tensor, with or without keepdim ({g_kept}, {out_kept}: with the axis)
 REDUCE: dict[str, Op] = {
     op.name: op
     for op in (
-        Op("sum", "{a}.sum({axis}{keep})", ("{g_kept}.expand_as({a})",), {"shape": ("{g}",)}),
+        Op(
+            "sum",
+            "{a}.sum({axis}{keep})",
+            ("{g_kept}.expand_as({a})",),
+            {"shape": ("{g}",)},
+            idea="a sum over axis {axis}: each entry of `{a}` adds to one entry of `{out}`",
+            local=(
+                "slope 1 for every entry summed: `{g}` copied back along axis {axis} (put the"
+                " axis back first where the sum dropped it)",
+            ),
+            skeleton=("____.expand_as({a})",),
+        ),
         Op(
             "mean",
             "{a}.mean({axis}{keep})",
             ("{g_kept}.expand_as({a}) / {size}",),
             {"scale": ("{g_kept}.expand_as({a})",)},
+            idea="a mean over axis {axis}: each entry of `{a}` adds 1/{size} of itself to `{out}`",
+            local=("slope 1 / {size} for each of the {size} entries averaged",),
+            skeleton=("{g_kept}.expand_as({a}) / ____",),
         ),
         # torch shares a maximum's gradient among equal maxima (rows repeated by an index)
         Op(
             "max",
             "{a}.amax({axis}{keep})",
             ("({a} == {out_kept}) * {g_kept} / ({a} == {out_kept}).sum({axis}, keepdim=True)",),
+            idea="a maximum over axis {axis}: only the largest entries of `{a}` reach `{out}`",
+            local=(
+                "slope 1 where an entry is the maximum, 0 elsewhere; equal maxima share the"
+                " gradient (amax splits it evenly among them)",
+            ),
+            skeleton=("({a} == ____) * {g_kept} / ({a} == {out_kept}).sum({axis}, keepdim=True)",),
         ),
         # the variance with Bessel's correction (torch's default), then without it
         Op(
@@ -165,6 +286,12 @@ REDUCE: dict[str, Op] = {
             ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / ({size} - 1) * {g_kept}",),
             {"bessel": ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / {size} * {g_kept}",)},
             needs_spread=True,
+            idea=(
+                "a variance over axis {axis} with Bessel's correction (torch's default):"
+                " Σ(a - mean)**2 / (n - 1), n = {size}"
+            ),
+            local=("d var / d{a}[i] = 2 * ({a}[i] - mean) / (n - 1), n = {size}",),
+            skeleton=("2 * ({a} - {a}.mean({axis}, keepdim=True)) / ____ * {g_kept}",),
         ),
         Op(
             "var_biased",
@@ -172,6 +299,12 @@ REDUCE: dict[str, Op] = {
             ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / {size} * {g_kept}",),
             {"bessel": ("2 * ({a} - {a}.mean({axis}, keepdim=True)) / ({size} - 1) * {g_kept}",)},
             needs_spread=True,
+            idea=(
+                "a variance over axis {axis} without Bessel's correction (correction=0):"
+                " Σ(a - mean)**2 / n, n = {size}"
+            ),
+            local=("d var / d{a}[i] = 2 * ({a}[i] - mean) / n, n = {size}",),
+            skeleton=("2 * ({a} - {a}.mean({axis}, keepdim=True)) / ____ * {g_kept}",),
         ),
     )
 }
@@ -182,16 +315,26 @@ INDEX = Op(
     "{a}[{ix}]",
     ("torch.zeros_like({a}).index_add(0, torch.tensor({ix}), {g})",),
     {"accumulate": ("torch.zeros_like({a}).index_put((torch.tensor({ix}),), {g})",)},
+    idea="rows of `{a}` picked by the list {ix}: a row picked several times is copied each time",
+    local=(
+        "each copy has slope 1: a row of d{a} collects the gradient of every copy of it (add,"
+        " do not overwrite), and a row never picked gets 0",
+    ),
+    skeleton=("torch.zeros_like({a}).index_add(0, torch.tensor(____), {g})",),
 )
 
 
-def unbroadcast(expr: str, shape: tuple[int, ...], full: tuple[int, ...]) -> str:
+def unbroadcast(
+    expr: str, shape: tuple[int, ...], full: tuple[int, ...], blank: bool = False
+) -> str:
     """``expr`` (a gradient of shape ``full``) summed back to an operand of shape ``shape``,
-    as code: over the leading axes the operand lacks, and keepdim over those it holds as 1."""
+    as code: over the leading axes the operand lacks, and keepdim over those it holds as 1 (with
+    ``blank``, each axis a blank to fill in)."""
     lead = len(full) - len(shape)
-    sums = [f".sum({0 if lead == 1 else tuple(range(lead))})"] if lead else []
+    axes = "____" if blank else 0 if lead == 1 else tuple(range(lead))
+    sums = [f".sum({axes})"] if lead else []
     sums += [
-        f".sum({i}, keepdim=True)"
+        f".sum({'____' if blank else i}, keepdim=True)"
         for i, size in enumerate(shape)
         if size == 1 and full[lead + i] != 1
     ]

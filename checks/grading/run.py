@@ -147,13 +147,15 @@ def _write_grading_files(plan: Plan, workdir: Path) -> _Files:
 
 
 def _kernel_env(scratch: Path, settings: Settings) -> dict[str, str]:
-    """The kernel's environment: the sandbox's, with the run's seed, batch size and steps."""
+    """The kernel's environment: the sandbox's, with the run's seed, batch size and steps, and no
+    progress file (a graded run is no learner's practice: ``checks.practice``)."""
     return sandbox.kernel_env(
         scratch,
         {
             "WORKBOOK_SEED": str(settings.seed),
             "WORKBOOK_BATCH": str(settings.batch),
             "WORKBOOK_STEPS": str(settings.steps),
+            "WORKBOOK_PROGRESS": "off",
         },
     )
 
