@@ -315,7 +315,7 @@ def test_hint_climbs_the_latest_drills_ladder_and_speaks_to_its_mistake(fresh):
     assert [h.text for h in given[:3]] == lad["rungs"]
     assert hints.hint(name, reveal=True).text == lad["solution"]
     # the transposed answer for the product's left operand
-    k, step = next((k, s) for k, s in enumerate(d.steps) if s.op.name == "matmul")
+    k, step = next((k, s) for k, s in enumerate(d.steps) if s.op.name in ("matmul", "linear"))
     wrong = d.solution((k, 0, "transpose")).split("\n")
     left = step.operands[0]
     upto = next(j for j, ln in enumerate(wrong) if ln.startswith(f"d{left} = "))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from checks.drills.ops import BINARY, INDEX, MATMUL, REDUCE, UNARY, Op, unbroadcast
+from checks.drills.ops import BINARY, INDEX, LINEAR, MATMUL, REDUCE, UNARY, Op, unbroadcast
 
 Shape = tuple[int, ...]
 
@@ -111,7 +111,7 @@ class Drill:
     ) -> str:
         """What ``step`` adds to the gradient of its ``i``-th operand, as code (as a learner who
         makes the mistake ``slip`` writes it, when given; with a blank, with ``blank``)."""
-        a, b = (*step.operands, "")[:2]
+        a, b, c = (*step.operands, "", "")[:3]
         g = f"d{step.out}"
         if step.keepdim or step.axis is None:
             kept, out_kept = g, step.out
@@ -119,7 +119,7 @@ class Drill:
             kept, out_kept = f"{g}.unsqueeze({step.axis})", f"{step.out}.unsqueeze({step.axis})"
         size = self.shapes[a][step.axis] if step.axis is not None else 1
         rule = step.op.slips[slip][i] if slip else (step.op.skeleton if blank else step.op.grads)[i]
-        names = dict(g=g, a=a, b=b, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
+        names = dict(g=g, a=a, b=b, c=c, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
         term = rule.format(**names, axis=step.axis, ix=list(step.index))
         if step.op.name in BINARY and slip != "shape":
             term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out], blank)
@@ -139,6 +139,7 @@ TABLES: dict[str, dict[str, Op]] = {
     "binary": BINARY,
     "reuse": BINARY,
     "matmul": {MATMUL.name: MATMUL},
+    "linear": {LINEAR.name: LINEAR},
     "reduce": REDUCE,
     "index": {INDEX.name: INDEX},
 }
@@ -149,7 +150,7 @@ FOCUSES: tuple[str, ...] = tuple(
     )
 )
 KINDS = (
-    *("unary", "unary", "binary", "binary", "matmul", "matmul"),
+    *("unary", "unary", "binary", "binary", "matmul", "linear"),
     *("reduce", "reduce", "index", "reuse", "reuse"),
 )
 
@@ -202,11 +203,18 @@ def _add_step(
     if kind == "unary":
         op = rng.choice(_ops(d, kind, cur, want))
         _append(d, Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur])
-    elif kind == "matmul":
+    elif kind in ("matmul", "linear"):
         w = f"W{out[1:]}"
         d.leaves[w] = d.shapes[w] = (d.shapes[cur][1], rng.randint(2, 8))
-        d.bounded.add(w)
-        step = Step(out, MATMUL, (cur, w), MATMUL.forward.format(a=cur, b=w))
+        operands = (cur, w)
+        if kind == "linear":  # and a bias, one per output column
+            operands += (f"b{out[1:]}",)
+            d.leaves[operands[2]] = d.shapes[operands[2]] = (d.shapes[w][1],)
+        d.bounded.update(operands[1:])
+        op = TABLES[kind][kind]
+        step = Step(
+            out, op, operands, op.forward.format(**dict(zip("abc", operands, strict=False)))
+        )
         _append(d, step, (d.shapes[cur][0], d.shapes[w][1]))
     elif kind == "reduce":
         op, axis = rng.choice(_reductions(d, cur, want, keep_2d))
@@ -262,7 +270,9 @@ def _possible(d: Drill, kind: str, cur: str, want: str | None, keep_2d: bool) ->
     """Whether a step of ``kind`` fits ``cur`` and, with ``want``, teaches it (or keeps the
     shape, for "same")."""
     two_d = len(d.shapes[cur]) == 2
-    if kind in ("matmul", "reduce") and not two_d or kind == "reuse" and not _same_shape(d, cur):
+    if kind in ("matmul", "linear", "reduce") and not two_d:
+        return False
+    if kind == "reuse" and not _same_shape(d, cur):
         return False
     if kind == "reduce" and not _reductions(d, cur, want, keep_2d):
         return False

@@ -85,11 +85,10 @@ def local(d: Drill, name: str) -> str:
 
 def _said(d: Drill, step: Step, template: str) -> str:
     """``template`` with the step's names: its operands, output, output's gradient, axis, size."""
-    a, b = (*step.operands, "")[:2]
+    a, b, c = (*step.operands, "", "")[:3]
     size = d.shapes[a][step.axis] if step.axis is not None else 1
-    return template.format(
-        a=a, b=b, out=step.out, g=f"d{step.out}", axis=step.axis, size=size, ix=list(step.index)
-    )
+    names = dict(a=a, b=b, c=c, out=step.out, g=f"d{step.out}", axis=step.axis, size=size)
+    return template.format(**names, ix=list(step.index))
 
 
 def _stretched(d: Drill, step: Step, i: int) -> str:

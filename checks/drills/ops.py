@@ -242,6 +242,25 @@ MATMUL = Op(
     skeleton=("{g} @ ____", "____ @ {g}"),
 )
 
+# a linear layer: a product with a weight matrix and a bias added to every row
+LINEAR = Op(
+    "linear",
+    "{a} @ {b} + {c}",
+    ("{g} @ {b}.T", "{a}.T @ {g}", "{g}.sum(0)"),
+    {"transpose": ("({b} @ {g}.T)", "({g}.T @ {a})", None), "shape": (None, None, "{g}")},
+    idea=(
+        "a linear layer: the product of `{a}` and `{b}` (each operand's gradient is `{g}` times"
+        " the other, transposed to fit), then the bias `{c}` added to every row (summed back"
+        " over the rows)"
+    ),
+    local=(
+        "d {out}[i, j] / d {a}[i, k] = {b}[k, j]: a sum over j, a product with `{b}` turned",
+        "d {out}[i, j] / d {b}[k, j] = {a}[i, k]: a sum over i, a product with `{a}` turned",
+        "d {out}[i, j] / d {c}[j] = 1 for every row i: a sum over the rows",
+    ),
+    skeleton=("{g} @ ____", "____ @ {g}", "{g}.sum(____)"),
+)
+
 # over one axis of a 2-d tensor, with or without keepdim ({g_kept}, {out_kept}: with the axis)
 REDUCE: dict[str, Op] = {
     op.name: op
