@@ -30,7 +30,7 @@ def test_a_thousand_drills_answers_match_autograd():
         d = draw(seed)
         used |= {s.op.name for s in d.steps}
         ns = solved(d)
-        assert 2 <= len(d.steps) <= 5 and all(2 <= s <= 8 for s in d.shapes["x"]), seed
+        assert 2 <= len(d.steps) <= 6 and all(2 <= s <= 8 for s in d.shapes["x"]), seed
         for name in d.answers:
             want, got = ns[name].grad, ns[f"d{name}"]
             assert torch.isfinite(want).all(), (seed, name)
@@ -330,3 +330,21 @@ def test_hint_climbs_the_latest_drills_ladder_and_speaks_to_its_mistake(fresh):
         exec("d = drill(seed=4)", ns)
     assert hints.hint(ns["d"].answers[0]).number == 1  # a new drill: its ladder from the top
     assert hints.hint("logprobs").notebook == "03-makemore-backprop"
+
+
+def test_a_cross_entropy_without_its_mean_is_scale():
+    """The drills that end in a cross-entropy (a quarter of those whose last tensor fits one):
+    its gradient written without the division by the rows is caught and named ``scale``."""
+    ended = 0
+    for seed in range(400):
+        d = draw(seed)
+        if not d.last_is_loss:
+            continue
+        ended += 1
+        k, name = len(d.steps) - 1, d.steps[-1].operands[0]
+        lines = d.solution((k, 0, "scale")).split("\n")
+        upto = next(j for j, ln in enumerate(lines) if ln.startswith(f"d{name} = "))
+        names = d.answers[: d.answers.index(name) + 1]
+        results, _ = checked(d.forward_code(), "\n".join(lines[: upto + 1]), names)
+        assert results[name].mistake == "scale", (seed, results[name])
+    assert ended >= 30

@@ -124,7 +124,7 @@ def test_what_is_due_comes_lowest_box_first_and_drill_draws_it(kept):
     due, and ``drill()`` with no word (no failing check in this kernel) is for it."""
     where, set_clock = kept
     a_drill(3, "transpose", slip=True)
-    a_drill(1, "sign", slip=True)
+    a_drill(2, "sign", slip=True)
     set_clock(START + DAY)
     assert practice.due(stored(where), START + DAY) == ["sign", "transpose"]
     a_drill(5, "transpose")
@@ -138,7 +138,7 @@ def test_what_is_due_comes_lowest_box_first_and_drill_draws_it(kept):
 def test_progress_shows_the_table_what_is_due_and_a_line_per_misconception(kept):
     where, set_clock = kept
     a_drill(3, "transpose", slip=True)
-    a_drill(1, "sign", slip=True)
+    a_drill(2, "sign", slip=True)
     set_clock(START + DAY)
     a_drill(5, "transpose")
     report = checks.progress()

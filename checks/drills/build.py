@@ -11,7 +11,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from checks.drills.ops import BINARY, INDEX, LINEAR, MATMUL, REDUCE, UNARY, Op, unbroadcast
+from checks.drills.ops import (
+    BINARY,
+    CROSS_ENTROPY,
+    INDEX,
+    LINEAR,
+    MATMUL,
+    REDUCE,
+    UNARY,
+    Op,
+    unbroadcast,
+)
 
 Shape = tuple[int, ...]
 
@@ -47,6 +57,10 @@ class Drill:
         return self.steps[-1].out
 
     @property
+    def last_is_loss(self) -> bool:
+        return self.steps[-1].op.name == "cross_entropy"
+
+    @property
     def answers(self) -> list[str]:
         """The tensors whose gradients the learner writes, in the order a backward pass meets
         them: the steps last to first, then the leaves."""
@@ -58,6 +72,7 @@ class Drill:
         lines = [
             f"# drill({called})",
             "import torch",
+            *(["import torch.nn.functional as F"] if self.last_is_loss else []),
             "from checks import cmp",
             "",
             f"g = torch.Generator().manual_seed({self.seed})",
@@ -70,7 +85,7 @@ class Drill:
             else:
                 draw = f"torch.randn({dims}, generator=g, dtype=torch.float64, requires_grad=True)"
                 lines.append(f"{name} = {draw}")
-        dims = ", ".join(map(str, self.shapes[self.last]))
+        dims = ", ".join(map(str, self.shapes[self.last])) or "()"  # () for a loss: a number
         lines.append(f"u = torch.randn({dims}, generator=g, dtype=torch.float64)  # fixed weights")
         lines += ["", *(f"{s.out} = {s.expr}" for s in self.steps)]
         lines.append(f"loss = ({self.last} * u).sum()")
@@ -118,8 +133,10 @@ class Drill:
         else:  # the reduced axis put back, so that they broadcast against the operand
             kept, out_kept = f"{g}.unsqueeze({step.axis})", f"{step.out}.unsqueeze({step.axis})"
         size = self.shapes[a][step.axis] if step.axis is not None else 1
+        rows, classes = (*self.shapes[a], 1, 1)[:2]
         rule = step.op.slips[slip][i] if slip else (step.op.skeleton if blank else step.op.grads)[i]
         names = dict(g=g, a=a, b=b, c=c, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
+        names |= dict(rows=rows, classes=classes)
         term = rule.format(**names, axis=step.axis, ix=list(step.index))
         if step.op.name in BINARY and slip != "shape":
             term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out], blank)
@@ -142,6 +159,7 @@ TABLES: dict[str, dict[str, Op]] = {
     "linear": {LINEAR.name: LINEAR},
     "reduce": REDUCE,
     "index": {INDEX.name: INDEX},
+    "loss": {CROSS_ENTROPY.name: CROSS_ENTROPY},
 }
 # the mistake words a drill can be drawn for: those its operations teach, and a tensor used twice
 FOCUSES: tuple[str, ...] = tuple(
@@ -157,8 +175,10 @@ KINDS = (
 
 def draw(seed: int, focus: str | None = None) -> Drill:
     """The drill of ``seed``: an input ``x`` and 2 to 5 steps, each picked among those that fit
-    the tensor so far (shapes 2 to 8 per axis). With ``focus`` (a word of ``FOCUSES``) one of
-    them, the second or later, is a step where that mistake is made: a tensor used a second
+    the tensor so far (shapes 2 to 8 per axis), a quarter of them then ending in a cross-entropy
+    where the last tensor fits one (2 rows or more of 3 classes or more). With ``focus`` (a word
+    of ``FOCUSES``) one of them, the second or later, is a step where that mistake is made: a
+    tensor used a second
     time for ``missing-path``, a product for ``transpose``, a mean for ``scale``... A drill whose
     tensor leaves no room for the focused step (a variance over 3 entries or more, for
     ``bessel``) is drawn again, from where the generator stands."""
@@ -188,7 +208,22 @@ def _drawn(d: Drill, rng: random.Random) -> Drill:
         want = focus if k == at else "same" if k == at - 1 and focus == "missing-path" else None
         keep_2d = bool(focus) and k < at
         _add_step(d, rng, f"h{k}", d.steps[-1].out if d.steps else "x", want, keep_2d)
+    last = d.steps[-1].out
+    two_rows = len(d.shapes[last]) == 2 and d.shapes[last][0] >= 2  # a mean over rows: 2 or more
+    if rng.random() < LOSS_SHARE and two_rows and _fits(d, CROSS_ENTROPY, last):
+        _add_loss(d, rng, f"h{count + 1}", last)
     return d
+
+
+LOSS_SHARE = 0.25  # the drills that end in a cross-entropy, where the last tensor fits one
+
+
+def _add_loss(d: Drill, rng: random.Random, out: str, cur: str) -> None:
+    """A last step: the mean cross-entropy of ``cur``'s rows against a target class each."""
+    rows, classes = d.shapes[cur]
+    targets = [rng.randrange(classes) for _ in range(rows)]
+    expr = CROSS_ENTROPY.forward.format(a=cur, ix=targets)
+    _append(d, Step(out, CROSS_ENTROPY, (cur,), expr, index=tuple(targets)), ())
 
 
 def _add_step(

@@ -88,6 +88,7 @@ def _said(d: Drill, step: Step, template: str) -> str:
     a, b, c = (*step.operands, "", "")[:3]
     size = d.shapes[a][step.axis] if step.axis is not None else 1
     names = dict(a=a, b=b, c=c, out=step.out, g=f"d{step.out}", axis=step.axis, size=size)
+    names |= dict(zip(("rows", "classes"), (*d.shapes[a], 1, 1)[:2], strict=True))
     return template.format(**names, ix=list(step.index))
 
 

@@ -261,6 +261,22 @@ LINEAR = Op(
     skeleton=("{g} @ ____", "____ @ {g}", "{g}.sum(____)"),
 )
 
+# the mean cross-entropy of the rows' logits against one target class per row ({ix}), a drill's
+# last step when it comes (a number: the loss's weight {g} is a number too)
+CROSS_ENTROPY = Op(
+    "cross_entropy",
+    "F.cross_entropy({a}, torch.tensor({ix}))",
+    ("(torch.softmax({a}, -1) - F.one_hot(torch.tensor({ix}), {classes})) / {rows} * {g}",),
+    {"scale": ("(torch.softmax({a}, -1) - F.one_hot(torch.tensor({ix}), {classes})) * {g}",)},
+    spans=-1,
+    idea=(
+        "the mean over the {rows} rows of -log softmax({a})[row, target], the targets {ix}:"
+        " every logit of a row moves its row's loss"
+    ),
+    local=("d {out} / d {a}[i, j] = (softmax({a})[i, j] - 1 where j is row i's target) / {rows}",),
+    skeleton=("(torch.softmax({a}, -1) - F.one_hot(torch.tensor({ix}), {classes})) / ____ * {g}",),
+)
+
 # over one axis of a 2-d tensor, with or without keepdim ({g_kept}, {out_kept}: with the axis)
 REDUCE: dict[str, Op] = {
     op.name: op
