@@ -178,10 +178,9 @@ def draw(seed: int, focus: str | None = None) -> Drill:
     the tensor so far (shapes 2 to 8 per axis), a quarter of them then ending in a cross-entropy
     where the last tensor fits one (2 rows or more of 3 classes or more). With ``focus`` (a word
     of ``FOCUSES``) one of them, the second or later, is a step where that mistake is made: a
-    tensor used a second
-    time for ``missing-path``, a product for ``transpose``, a mean for ``scale``... A drill whose
-    tensor leaves no room for the focused step (a variance over 3 entries or more, for
-    ``bessel``) is drawn again, from where the generator stands."""
+    tensor used a second time for ``missing-path``, a product for ``transpose``, a mean for
+    ``scale``... A drill whose tensor leaves no room for the focused step (a variance over 3
+    entries or more, for ``bessel``) is drawn again, from where the generator stands."""
     rng = random.Random(seed)
     for _ in range(1000):
         try:

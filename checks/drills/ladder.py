@@ -42,9 +42,10 @@ def idea(d: Drill, name: str) -> str:
     """The first rung: where ``name`` is used, whether its gradient sums several contributions,
     and what each of those steps does backwards."""
     if name == d.last:
+        each = "it" if not d.shapes[name] else f"each entry of `{name}`"
         return (
             f"`{name}` is the last step: the loss is `({name} * u).sum()`, with `u` fixed weights,"
-            f" so each entry of `{name}` moves the loss by its weight in `u`."
+            f" so {each} moves the loss by its weight in `u`."
         )
     found = uses(d, name)
     where = " and ".join(f"`{s.out} = {s.expr}`" for s, _ in found)
