@@ -1323,6 +1323,8 @@ def _transposed_upstream(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tupl
         return None
     for label, grad in ctx.transposed():
         if grad.shape == y.shape and _near(y, grad, ctx) and not _near(e, grad, ctx):
+            if _tried(_missing_path, y, e, ctx):
+                return None  # the part a transposed gradient adds is zero: a path left out
             return "transpose", (
                 f"your {ctx.answer} is what the rule gives with the last two axes of {label}, the "
                 "gradient from above, swapped: check which of its axes is which (the forward "

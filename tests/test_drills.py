@@ -101,6 +101,12 @@ LEFT_OUT = {
         "dh = u\ndb = a * dh\nda = b * dh",
         "a",
     ),
+    "a square gradient from above, transposed, adds nothing (a variance's rows sum to zero)": (
+        "r = x[0] * 1.0\na = W + r\nb = a.var(1)\nh = b * r",
+        "dh = u.sum(0)\ndb = r * dh\nda = 2 * (a - a.mean(1, keepdim=True)) / 2 * db.unsqueeze(1)"
+        "\ndr = b * dh",
+        "r",
+    ),
     "a product whose other operands do not fit": (
         "a = x.sum(0, keepdim=True)\nb = a @ W\nh = b * a",
         "dh = u\ndb = a * dh\nda = (b * dh).sum(0, keepdim=True)",

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 
 from checks.drills.ops import (
     BINARY,
+    CAT,
     CROSS_ENTROPY,
     INDEX,
     LINEAR,
     MATMUL,
     REDUCE,
     UNARY,
+    VIEW,
     Op,
     unbroadcast,
 )
@@ -133,10 +135,11 @@ class Drill:
         else:  # the reduced axis put back, so that they broadcast against the operand
             kept, out_kept = f"{g}.unsqueeze({step.axis})", f"{step.out}.unsqueeze({step.axis})"
         size = self.shapes[a][step.axis] if step.axis is not None else 1
+        size_b = self.shapes[b][step.axis] if step.axis is not None and b else 1
         rows, classes = (*self.shapes[a], 1, 1)[:2]
         rule = step.op.slips[slip][i] if slip else (step.op.skeleton if blank else step.op.grads)[i]
         names = dict(g=g, a=a, b=b, c=c, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
-        names |= dict(rows=rows, classes=classes)
+        names |= dict(rows=rows, classes=classes, size_b=size_b)
         term = rule.format(**names, axis=step.axis, ix=list(step.index))
         if step.op.name in BINARY and slip != "shape":
             term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out], blank)
@@ -160,6 +163,8 @@ TABLES: dict[str, dict[str, Op]] = {
     "reduce": REDUCE,
     "index": {INDEX.name: INDEX},
     "loss": {CROSS_ENTROPY.name: CROSS_ENTROPY},
+    "view": {VIEW.name: VIEW},
+    "cat": {CAT.name: CAT},
 }
 # the mistake words a drill can be drawn for: those its operations teach, and a tensor used twice
 FOCUSES: tuple[str, ...] = tuple(
@@ -169,7 +174,7 @@ FOCUSES: tuple[str, ...] = tuple(
 )
 KINDS = (
     *("unary", "unary", "binary", "binary", "matmul", "linear"),
-    *("reduce", "reduce", "index", "reuse", "reuse"),
+    *("reduce", "reduce", "index", "reuse", "reuse", "view", "cat"),
 )
 
 
@@ -234,38 +239,99 @@ def _add_step(
     if not kinds:
         raise _NoRoom
     kind = rng.choice(kinds)
-    if kind == "unary":
-        op = rng.choice(_ops(d, kind, cur, want))
-        _append(d, Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur])
-    elif kind in ("matmul", "linear"):
-        w = f"W{out[1:]}"
-        d.leaves[w] = d.shapes[w] = (d.shapes[cur][1], rng.randint(2, 8))
-        operands = (cur, w)
-        if kind == "linear":  # and a bias, one per output column
-            operands += (f"b{out[1:]}",)
-            d.leaves[operands[2]] = d.shapes[operands[2]] = (d.shapes[w][1],)
-        d.bounded.update(operands[1:])
-        op = TABLES[kind][kind]
-        step = Step(
-            out, op, operands, op.forward.format(**dict(zip("abc", operands, strict=False)))
-        )
-        _append(d, step, (d.shapes[cur][0], d.shapes[w][1]))
-    elif kind == "reduce":
-        op, axis = rng.choice(_reductions(d, cur, want, keep_2d))
-        keep = keep_2d or rng.random() < 0.5
-        expr = op.forward.format(a=cur, axis=axis, keep=", keepdim=True" if keep else "")
-        shape = list(d.shapes[cur])
-        shape[axis : axis + 1] = [1] if keep else []
-        _append(d, Step(out, op, (cur,), expr, axis, keep), tuple(shape))
-    elif kind == "index":
-        index = _index(rng, d.shapes[cur][0])
-        step = Step(out, INDEX, (cur,), INDEX.forward.format(a=cur, ix=index), index=tuple(index))
-        _append(d, step, (len(index), *d.shapes[cur][1:]))
-    else:
-        reuse = kind == "reuse"
-        other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
-        op = rng.choice(_ops(d, kind, other, want))
-        _append(d, Step(out, op, (cur, other), op.forward.format(a=cur, b=other)), d.shapes[cur])
+    step, shape = _BUILDERS[kind](d, rng, out, cur, want, keep_2d, kind)
+    _append(d, step, shape)
+
+
+Built = tuple[Step, Shape]
+
+
+def _unary(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    op = rng.choice(_ops(d, kind, cur, want))
+    return Step(out, op, (cur,), op.forward.format(a=cur)), d.shapes[cur]
+
+
+def _product(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    """A matrix product with a new weight matrix (and, for a linear layer, a bias per column)."""
+    w = f"W{out[1:]}"
+    d.leaves[w] = d.shapes[w] = (d.shapes[cur][1], rng.randint(2, 8))
+    operands = (cur, w)
+    if kind == "linear":
+        operands += (f"b{out[1:]}",)
+        d.leaves[operands[2]] = d.shapes[operands[2]] = (d.shapes[w][1],)
+    d.bounded.update(operands[1:])
+    op = TABLES[kind][kind]
+    expr = op.forward.format(**dict(zip("abc", operands, strict=False)))
+    return Step(out, op, operands, expr), (d.shapes[cur][0], d.shapes[w][1])
+
+
+def _reduction(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    op, axis = rng.choice(_reductions(d, cur, want, keep_2d))
+    keep = keep_2d or rng.random() < 0.5
+    expr = op.forward.format(a=cur, axis=axis, keep=", keepdim=True" if keep else "")
+    shape = list(d.shapes[cur])
+    shape[axis : axis + 1] = [1] if keep else []
+    return Step(out, op, (cur,), expr, axis, keep), tuple(shape)
+
+
+def _picked(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    index = _index(rng, d.shapes[cur][0])
+    step = Step(out, INDEX, (cur,), INDEX.forward.format(a=cur, ix=index), index=tuple(index))
+    return step, (len(index), *d.shapes[cur][1:])
+
+
+def _elementwise(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    """With a new operand (maybe broadcast), or (``reuse``) an earlier tensor of ``cur``'s shape."""
+    reuse = kind == "reuse"
+    other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
+    op = rng.choice(_ops(d, kind, other, want))
+    return Step(out, op, (cur, other), op.forward.format(a=cur, b=other)), d.shapes[cur]
+
+
+def _viewed(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    """``cur`` viewed as another matrix of as many entries (:func:`_views`)."""
+    shape = rng.choice(_views(d.shapes[cur]))
+    expr = VIEW.forward.format(a=cur, shape=", ".join(map(str, shape)))
+    return Step(out, VIEW, (cur,), expr), shape
+
+
+def _joined(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
+    """``cur`` and a new leaf side by side along an axis where the result keeps 8 or fewer."""
+    shape = d.shapes[cur]
+    axis = rng.choice([ax for ax in (0, 1) if shape[ax] <= 6])
+    more = list(shape)
+    more[axis] = rng.randint(2, 8 - shape[axis])
+    other = f"q{out[1:]}"
+    d.leaves[other] = d.shapes[other] = tuple(more)
+    d.bounded.add(other)
+    expr = CAT.forward.format(a=cur, b=other, axis=axis)
+    joined = list(shape)
+    joined[axis] += more[axis]
+    return Step(out, CAT, (cur, other), expr, axis=axis), tuple(joined)
+
+
+def _views(shape: Shape) -> list[Shape]:
+    """The other matrices of ``shape``'s entries, 2 to 8 per axis, neither it nor its transpose
+    (whose gradient would look like a transposition)."""
+    n = shape[0] * shape[1]
+    return [
+        (r, n // r)
+        for r in range(2, 9)
+        if n % r == 0 and 2 <= n // r <= 8 and (r, n // r) not in (shape, shape[::-1])
+    ]
+
+
+_BUILDERS = {
+    "unary": _unary,
+    "matmul": _product,
+    "linear": _product,
+    "reduce": _reduction,
+    "index": _picked,
+    "binary": _elementwise,
+    "reuse": _elementwise,
+    "view": _viewed,
+    "cat": _joined,
+}
 
 
 def _ops(d: Drill, kind: str, operand: str | None, want: str | None) -> list[Op]:
@@ -304,7 +370,9 @@ def _possible(d: Drill, kind: str, cur: str, want: str | None, keep_2d: bool) ->
     """Whether a step of ``kind`` fits ``cur`` and, with ``want``, teaches it (or keeps the
     shape, for "same")."""
     two_d = len(d.shapes[cur]) == 2
-    if kind in ("matmul", "linear", "reduce") and not two_d:
+    if kind in ("matmul", "linear", "reduce", "view", "cat") and not two_d:
+        return False
+    if kind == "view" and not _views(d.shapes[cur]) or kind == "cat" and min(d.shapes[cur]) > 6:
         return False
     if kind == "reuse" and not _same_shape(d, cur):
         return False

@@ -277,6 +277,33 @@ CROSS_ENTROPY = Op(
     skeleton=("(torch.softmax({a}, -1) - F.one_hot(torch.tensor({ix}), {classes})) / ____ * {g}",),
 )
 
+# the same entries as another matrix ({shape}: its sizes, baked in when drawn)
+VIEW = Op(
+    "view",
+    "{a}.view({shape})",
+    ("{g}.reshape_as({a})",),
+    {"shape": ("{g}",)},
+    idea="a view: the same entries of `{a}`, in the same order, read as a matrix of another shape",
+    local=("slope 1 for each entry, which keeps its place: `{g}` read back in `{a}`'s shape",),
+    skeleton=("{g}.reshape_as(____)",),
+)
+
+# two tensors side by side along an axis ({size}, {size_b}: each one's extent along it)
+CAT = Op(
+    "cat",
+    "torch.cat([{a}, {b}], {axis})",
+    ("{g}.narrow({axis}, 0, {size})", "{g}.narrow({axis}, {size}, {size_b})"),
+    idea=(
+        "`{a}` and `{b}` put side by side along axis {axis}: every entry of `{out}` is one entry"
+        " of one of them"
+    ),
+    local=(
+        "slope 1 for each entry of `{a}`, the first {size} along axis {axis}",
+        "slope 1 for each entry of `{b}`, the {size_b} after the first {size} along axis {axis}",
+    ),
+    skeleton=("{g}.narrow({axis}, ____, ____)", "{g}.narrow({axis}, ____, ____)"),
+)
+
 # over one axis of a 2-d tensor, with or without keepdim ({g_kept}, {out_kept}: with the axis)
 REDUCE: dict[str, Op] = {
     op.name: op
