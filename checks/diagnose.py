@@ -1377,6 +1377,8 @@ def _instead(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] 
         return None
     for used, meant, grad in ctx.instead():
         if grad.shape == y.shape and _near(y, grad, ctx) and not _near(e, grad, ctx):
+            if _tried(_missing_path, y, e, ctx):
+                return None  # the part the other tensor gives is zero (a norm's): a path left out
             what = f"`{used}` itself" if used == _tensor_of(meant) else f"`{used}`"
             return "operand", (
                 f"your {ctx.answer} is what the rule gives with {what} where `{meant}`, the "

@@ -246,14 +246,24 @@ def _keep(data: dict, res: Any, tries: int) -> None:
             "seconds": None if since is None else round(clock - since, 1),
         }
     )
-    if not res.ok and res.mistake not in NOT_MISCONCEPTIONS:
-        _move(data, res.mistake, at, right=False)
+    word = misconception(res)
+    if word is not None:
+        _move(data, word, at, right=False)
     if in_drill:
-        drill.results[res.name] = bool(res.ok) and first and hints == 0
+        drill.results[res.name] = bool(res.ok) and word is None and first and hints == 0
         if set(drill.results) >= set(drill.answers):
             drill.done = True
             if drill.focus and all(drill.results.values()):
                 _move(data, drill.focus, at, right=True)
+
+
+def misconception(res: Any) -> str | None:
+    """The misconception a check's Result shows: a failed check's mistake word, or ``keepdim`` for
+    a right answer noted for a dropped size-1 axis (right in value, a habit worth practising)."""
+    if not res.ok:
+        return None if res.mistake in NOT_MISCONCEPTIONS else res.mistake
+    noted = {getattr(n, "word", None) for n in getattr(res, "notes", ())}
+    return "keepdim" if "keepdim" in noted else None
 
 
 def _move(data: dict, word: str, at: datetime, right: bool) -> None:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from checks.compare import Result
 from checks.drills.build import BINARY, Drill, draw
+from checks.drills.ops import kept_axes
 
 
 def run_answers(seed: int, answers: str) -> tuple[Drill, dict[str, Result], dict]:
@@ -48,6 +49,8 @@ def slipped(d: Drill, word: str) -> tuple[str, dict[str, Result], dict] | None:
                 continue
             if word == "shape" and step.op.name in BINARY and d.shapes[name] == d.shapes[step.out]:
                 continue  # nothing broadcast: no sum to leave out
+            if word == "keepdim" and not kept_axes(d.shapes[name], d.shapes[step.out]):
+                continue  # no size-1 axis stretched: no keepdim to drop
             lines = d.solution((k, i, word)).split("\n")
             upto = next(j for j, line in enumerate(lines) if line.startswith(f"d{name} = "))
             names = d.answers[: d.answers.index(name) + 1]

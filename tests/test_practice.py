@@ -212,3 +212,17 @@ def test_a_second_kernel_writing_the_same_file_loses_no_attempt(kept):
     now = stored(where)
     assert "sign" in now["misconceptions"]
     assert [a["where"] for a in now["attempts"]].count("other kernel") == 1
+
+
+def test_a_dropped_keepdim_is_a_misconception_though_the_answer_passes(kept):
+    """A right answer whose size-1 axis was dropped passes, with its keepdim note; the schedule
+    keeps ``keepdim`` as a misconception all the same, and a drill for it answered with the keepdim
+    moves it on."""
+    where, set_clock = kept
+    results = a_drill(4, "keepdim", slip=True)
+    noted = [r for r in results.values() if [n.word for n in r.notes] == ["keepdim"]]
+    assert noted and all(r.ok for r in results.values())
+    assert stored(where)["misconceptions"]["keepdim"]["box"] == 1
+    set_clock(START + DAY)
+    a_drill(6, "keepdim")
+    assert stored(where)["misconceptions"]["keepdim"]["box"] == 2

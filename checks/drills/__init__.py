@@ -48,10 +48,11 @@ def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | Non
 
 
 def _most_needed() -> str | None:
-    """The mistake word that most of this kernel's failing checks name, among those a drill can
-    be drawn for (the latest failing check's, on a tie); else the misconception of the learner's
-    progress file most due (``checks.progress()``); None when there is neither."""
-    words = [r.mistake for r in results() if not r.ok and r.mistake in FOCUSES]
+    """The mistake word that most of this kernel's failing checks name (or, for a right answer
+    noted for a dropped keepdim, ``keepdim``), among those a drill can be drawn for (the latest
+    one's, on a tie); else the misconception of the learner's progress file most due
+    (``checks.progress()``); None when there is neither."""
+    words = [w for r in results() if (w := practice.misconception(r)) in FOCUSES]
     if not words:
         return next((w for w in practice.due_now() if w in FOCUSES), None)
     counts = Counter(words)

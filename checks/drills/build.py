@@ -22,6 +22,7 @@ from checks.drills.ops import (
     UNARY,
     VIEW,
     Op,
+    kept_axes,
     unbroadcast,
 )
 
@@ -142,7 +143,8 @@ class Drill:
         names |= dict(rows=rows, classes=classes, size_b=size_b)
         term = rule.format(**names, axis=step.axis, ix=list(step.index))
         if step.op.name in BINARY and slip != "shape":
-            term = unbroadcast(term, self.shapes[step.operands[i]], self.shapes[step.out], blank)
+            shape, full = self.shapes[step.operands[i]], self.shapes[step.out]
+            term = unbroadcast(term, shape, full, blank, keep=slip != "keepdim")
         return term
 
 
@@ -283,7 +285,7 @@ def _picked(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kin
 def _elementwise(d: Drill, rng: random.Random, out: str, cur: str, want, keep_2d, kind) -> Built:
     """With a new operand (maybe broadcast), or (``reuse``) an earlier tensor of ``cur``'s shape."""
     reuse = kind == "reuse"
-    other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur)
+    other = rng.choice(_same_shape(d, cur)) if reuse else _new_operand(d, rng, out, cur, want)
     op = rng.choice(_ops(d, kind, other, want))
     return Step(out, op, (cur, other), op.forward.format(a=cur, b=other)), d.shapes[cur]
 
@@ -384,6 +386,8 @@ def _possible(d: Drill, kind: str, cur: str, want: str | None, keep_2d: bool) ->
         return kind in ("unary", "binary")
     if want == "missing-path":
         return kind == "reuse"
+    if want == "keepdim":  # a row or a column stretched along the other axis
+        return kind == "binary" and two_d and max(d.shapes[cur]) > 1
     if want is None:
         return True
     return kind != "reuse" and bool(
@@ -417,13 +421,16 @@ def _same_shape(d: Drill, cur: str) -> list[str]:
     return [n for n, s in d.shapes.items() if n != cur and s == d.shapes[cur]]
 
 
-def _new_operand(d: Drill, rng: random.Random, out: str, cur: str) -> str:
+def _new_operand(d: Drill, rng: random.Random, out: str, cur: str, want: str | None) -> str:
     """A new leaf for an elementwise step on ``cur``: its shape, a row (or a 1-d vector) or a
-    column broadcast against it; drawn positive half the time (so that it may divide)."""
+    column broadcast against it (for ``keepdim``: a row or a column that is stretched); drawn
+    positive half the time (so that it may divide)."""
     shape = d.shapes[cur]
     choices = [shape, shape[-1:]]
     if len(shape) == 2:
         choices += [(1, shape[1]), (shape[0], 1)]
+    if want == "keepdim":
+        choices = [c for c in choices if len(c) == 2 and kept_axes(c, shape)]
     name = f"p{out[1:]}"
     d.leaves[name] = d.shapes[name] = rng.choice(choices)
     d.bounded.add(name)

@@ -176,7 +176,9 @@ UNARY: dict[str, Op] = {
 
 BROADCAST = "element by element, after broadcasting"
 
-# elementwise with a second operand; the second may be broadcast (a row, a column)
+# elementwise with a second operand; the second may be broadcast (a row, a column). Their "shape"
+# slip is the rule with the broadcast left unsummed, their "keepdim" slip the rule summed back
+# without keepdim=True (Drill._contribution writes both)
 BINARY: dict[str, Op] = {
     op.name: op
     for op in (
@@ -184,7 +186,7 @@ BINARY: dict[str, Op] = {
             "add",
             "{a} + {b}",
             ("{g}", "{g}"),
-            {"shape": ("{g}", "{g}")},
+            {"shape": ("{g}", "{g}"), "keepdim": ("{g}", "{g}")},
             idea=BROADCAST,
             local=("d({a} + {b}) / d{a} = 1", "d({a} + {b}) / d{b} = 1"),
             skeleton=("{g}", "{g}"),
@@ -193,7 +195,7 @@ BINARY: dict[str, Op] = {
             "sub",
             "{a} - {b}",
             ("{g}", "-{g}"),
-            {"sign": (None, "{g}"), "shape": ("{g}", "-{g}")},
+            {"sign": (None, "{g}"), "shape": ("{g}", "-{g}"), "keepdim": ("{g}", "-{g}")},
             idea=BROADCAST,
             local=("d({a} - {b}) / d{a} = 1", "d({a} - {b}) / d{b} = -1: mind the sign"),
             skeleton=("{g}", "-{g}"),
@@ -202,7 +204,11 @@ BINARY: dict[str, Op] = {
             "mul",
             "{a} * {b}",
             ("{b} * {g}", "{a} * {g}"),
-            {"operand": ("{a} * {g}", "{b} * {g}"), "shape": ("{b} * {g}", "{a} * {g}")},
+            {
+                "operand": ("{a} * {g}", "{b} * {g}"),
+                "shape": ("{b} * {g}", "{a} * {g}"),
+                "keepdim": ("{b} * {g}", "{a} * {g}"),
+            },
             idea=BROADCAST,
             local=(
                 "d({a} * {b}) / d{a} = {b}, the other factor",
@@ -217,6 +223,7 @@ BINARY: dict[str, Op] = {
             {
                 "sign": (None, "{a} / {b}**2 * {g}"),
                 "shape": ("{g} / {b}", "-{a} / {b}**2 * {g}"),
+                "keepdim": ("{g} / {b}", "-{a} / {b}**2 * {g}"),
             },
             needs_positive=True,
             idea=BROADCAST,
@@ -387,17 +394,25 @@ INDEX = Op(
 
 
 def unbroadcast(
-    expr: str, shape: tuple[int, ...], full: tuple[int, ...], blank: bool = False
+    expr: str, shape: tuple[int, ...], full: tuple[int, ...], blank: bool = False, keep: bool = True
 ) -> str:
     """``expr`` (a gradient of shape ``full``) summed back to an operand of shape ``shape``,
     as code: over the leading axes the operand lacks, and keepdim over those it holds as 1 (with
-    ``blank``, each axis a blank to fill in)."""
+    ``blank``, each axis a blank to fill in; without ``keep``, as a learner who drops keepdim
+    writes it: one sum over every axis, the size-1 axes gone)."""
     lead = len(full) - len(shape)
+    kept = [i for i, size in enumerate(shape) if size == 1 and full[lead + i] != 1]
+    if not keep:
+        axes = [*range(lead), *(lead + i for i in kept)]
+        return f"({expr}).sum({axes[0] if len(axes) == 1 else tuple(axes)})" if axes else expr
     axes = "____" if blank else 0 if lead == 1 else tuple(range(lead))
     sums = [f".sum({axes})"] if lead else []
-    sums += [
-        f".sum({'____' if blank else i}, keepdim=True)"
-        for i, size in enumerate(shape)
-        if size == 1 and full[lead + i] != 1
-    ]
+    sums += [f".sum({'____' if blank else i}, keepdim=True)" for i in kept]
     return f"({expr}){''.join(sums)}" if sums else expr
+
+
+def kept_axes(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
+    """Whether an operand of ``shape`` broadcast to ``full`` holds a size-1 axis it is stretched
+    along (a row (1, c) or a column (r, 1)): its gradient's sum needs keepdim=True."""
+    lead = len(full) - len(shape)
+    return any(size == 1 and full[lead + i] != 1 for i, size in enumerate(shape))
