@@ -80,6 +80,7 @@ def _folders() -> list[Path]:
 
 
 def fresh() -> dict:
+    """An empty progress: no misconception, no attempt."""
     return {"version": VERSION, "misconceptions": {}, "attempts": []}
 
 
