@@ -74,8 +74,10 @@ def test_an_edited_cell_of_the_instructors_joins_no_answer(tmp_path):
     assert "my own note" not in answer_of(nb, tmp_path, "dhpreact")
 
 
-def shown_hint(answer: str, check: str, rung: int, of: int, reveal: bool = False):
-    mark = {"hint": answer, "check": check, "notebook": "03-makemore-backprop"}
+def shown_hint(
+    answer: str, check: str, rung: int, of: int, reveal: bool = False, of_nb="03-makemore-backprop"
+):
+    mark = {"hint": answer, "check": check, "notebook": of_nb}
     mark |= {"rung": rung, "of": of, "reveal": reveal}
     return nbformat.v4.new_output(
         "display_data", data={"text/plain": "a hint"}, metadata={MARKER: mark}
@@ -96,3 +98,21 @@ def test_the_hints_a_notebook_shows_go_to_the_rows_of_their_checks(tmp_path):
     assert said["ex1/dcounts"] == "2/3"
     assert said["ex2/dlogits"] == "revealed" and "ex1/dlogits" not in said
     assert len(said) == 2
+
+
+def test_a_drills_hints_in_the_notebook_are_not_the_notebooks(tmp_path):
+    """A drill run in notebook 03 (``drill()``) names its own tensors ``W1`` and ``b1`` too: the
+    rungs its ladder showed there, and its solution revealed, count for no check of 03."""
+    nb = filled()
+    cell = next(c for c in nb.cells if "cmp('W1'" in c.source)
+    cell.outputs = [
+        shown_hint("dW1", "W1", 2, 3, of_nb="drill"),
+        shown_hint("db1", "b1", 3, 3, reveal=True, of_nb="drill"),
+    ]
+    path = tmp_path / NAME
+    nbformat.write(nb, path)
+    assert hints_shown(EX, path) == {}
+    cell.outputs.append(shown_hint("dW1", "W1", 1, 3))
+    nbformat.write(nb, path)
+    said = hints_shown(EX, path)  # the notebook's own rung counts, the drill's deeper one not
+    assert "ex1/dW1" in said and set(said.values()) == {"1/3"}

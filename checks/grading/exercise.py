@@ -16,6 +16,7 @@ import nbformat
 from checks.authoring.student import answer_names, stub_source
 from checks.grading.facts import CMP
 from checks.grading.hintlog import hint_records
+from checks.hints import DRILL
 from checks.parsing import parse
 
 
@@ -126,7 +127,8 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
 def hints_shown(ex: Exercise, path: Path) -> dict[str, str]:
     """Check id -> the hints the submitted notebook shows were used for it
     (``checks.grading.hintlog``: self-reported, a floor), for the rows' ``hints`` column: "2/3"
-    (rungs shown of the ladder's) or "revealed" (the solution lines shown)."""
+    (rungs shown of the ladder's) or "revealed" (the solution lines shown). The hints of a drill
+    run in the notebook (``checks.drill``: its own tensors, named like the notebook's) are not."""
     try:
         records = hint_records(nbformat.read(path, as_version=4))
     except Exception:  # unreadable: the rows say so already
@@ -138,7 +140,9 @@ def hints_shown(ex: Exercise, path: Path) -> dict[str, str]:
             mine = [
                 r
                 for r in records
-                if r.answer == var and r.check in ("", cmp_name.get(var, r.check))
+                if r.answer == var
+                and r.check in ("", cmp_name.get(var, r.check))
+                and r.notebook != DRILL  # a drill's dW1 is not the notebook's
             ]
             if any(r.reveal for r in mine):
                 said[check] = "revealed"
