@@ -124,24 +124,32 @@ class Drill:
     def __repr__(self) -> str:
         return f"<drill {self.seed}: {len(self.steps)} steps, {len(self.answers)} gradients>"
 
+    def names(self, step: Step) -> dict:
+        """What a rule of ``step`` names (``{a}``, ``{g}``, ``{size}``...), for its gradient code
+        and its hint ladder alike: operands, output and its gradient, the axis and its sizes, a
+        loss's rows and classes, the rows an index picks; ``{g_kept}`` and ``{out_kept}`` with a
+        reduced axis put back, so that they broadcast against the operand."""
+        a, b, c = (*step.operands, "", "")[:3]
+        g, axis = f"d{step.out}", step.axis
+        if step.keepdim or axis is None:
+            kept, out_kept = g, step.out
+        else:
+            kept, out_kept = f"{g}.unsqueeze({axis})", f"{step.out}.unsqueeze({axis})"
+        rows, classes = (*self.shapes[a], 1, 1)[:2]
+        return dict(
+            a=a, b=b, c=c, out=step.out, g=g, g_kept=kept, out_kept=out_kept, axis=axis,
+            size=self.shapes[a][axis] if axis is not None else 1,
+            size_b=self.shapes[b][axis] if axis is not None and b else 1,
+            rows=rows, classes=classes, ix=list(step.index),
+        )  # fmt: skip
+
     def _contribution(
         self, step: Step, i: int, slip: str | None = None, blank: bool = False
     ) -> str:
         """What ``step`` adds to the gradient of its ``i``-th operand, as code (as a learner who
         makes the mistake ``slip`` writes it, when given; with a blank, with ``blank``)."""
-        a, b, c = (*step.operands, "", "")[:3]
-        g = f"d{step.out}"
-        if step.keepdim or step.axis is None:
-            kept, out_kept = g, step.out
-        else:  # the reduced axis put back, so that they broadcast against the operand
-            kept, out_kept = f"{g}.unsqueeze({step.axis})", f"{step.out}.unsqueeze({step.axis})"
-        size = self.shapes[a][step.axis] if step.axis is not None else 1
-        size_b = self.shapes[b][step.axis] if step.axis is not None and b else 1
-        rows, classes = (*self.shapes[a], 1, 1)[:2]
         rule = step.op.slips[slip][i] if slip else (step.op.skeleton if blank else step.op.grads)[i]
-        names = dict(g=g, a=a, b=b, c=c, out=step.out, g_kept=kept, out_kept=out_kept, size=size)
-        names |= dict(rows=rows, classes=classes, size_b=size_b)
-        term = rule.format(**names, axis=step.axis, ix=list(step.index))
+        term = rule.format(**self.names(step))
         if step.op.name in BINARY and slip != "shape":
             shape, full = self.shapes[step.operands[i]], self.shapes[step.out]
             term = unbroadcast(term, shape, full, blank, keep=slip != "keepdim")

@@ -85,13 +85,8 @@ def local(d: Drill, name: str) -> str:
 
 
 def _said(d: Drill, step: Step, template: str) -> str:
-    """``template`` with the step's names: its operands, output, output's gradient, axis, size."""
-    a, b, c = (*step.operands, "", "")[:3]
-    size = d.shapes[a][step.axis] if step.axis is not None else 1
-    size_b = d.shapes[b][step.axis] if step.axis is not None and b else 1
-    names = dict(a=a, b=b, c=c, out=step.out, g=f"d{step.out}", axis=step.axis, size=size)
-    names |= dict(zip(("rows", "classes"), (*d.shapes[a], 1, 1)[:2], strict=True), size_b=size_b)
-    return template.format(**names, ix=list(step.index))
+    """``template`` with the step's names (:meth:`Drill.names`)."""
+    return template.format(**d.names(step))
 
 
 def _stretched(d: Drill, step: Step, i: int) -> str:
