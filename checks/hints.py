@@ -53,7 +53,8 @@ def _files() -> dict[str, dict[str, list[dict]]]:
     """Every notebook's ladders, by notebook stem and answer name."""
     if not HINTS.is_dir():
         return {}
-    return {p.stem: json.loads(p.read_text()) for p in sorted(HINTS.glob("*.json"))}
+    found = {p.stem: json.loads(p.read_text()) for p in sorted(HINTS.glob("*.json"))}
+    return {stem: ladders for stem, ladders in found.items() if ladders}
 
 
 def _ladders() -> dict[str, dict[str, list[dict]]]:

@@ -36,7 +36,7 @@ def test_start_class_marks_the_folder_and_a_later_start_keeps_it(tmp_path, monke
     assert start(course, lab=False, class_edition=True) == 0
     assert "reveal=True) is off for this course" in capsys.readouterr().out
     manifest = json.loads((course / MANIFEST).read_text())
-    assert manifest["edition"] == "class" and len(manifest["copies"]) == 5
+    assert manifest["edition"] == "class" and len(manifest["copies"]) == 6
     assert class_edition(course) and not (course / "solutions").exists()
     assert not [p for p in course.iterdir() if p.suffix != ".ipynb" and p.name != MANIFEST]
     copy_notebooks(course)  # a plain start later: the folder stays a class edition

@@ -148,6 +148,10 @@ def test_drill_runs_where_it_is_called_shows_its_code_and_prints_the_answer_cell
     assert ns["loss"].ndim == 0 and all(ns[n].grad is not None for n in d.answers)
     again = draw(7)
     assert again.forward_code() == d.forward_code() and again.solution() == d.solution()
+    out = io.StringIO()  # cell=False: the notebook holds the answer cell (06's first drill)
+    with contextlib.redirect_stdout(out):
+        exec("d = drill(seed=7, cell=False)", ns)
+    assert "manual_seed(7)" in out.getvalue() and "cmp('" not in out.getvalue()
 
 
 def test_a_drill_without_a_seed_draws_one_and_shows_it(fresh):
@@ -366,3 +370,24 @@ def test_a_cross_entropy_without_its_mean_is_scale():
         results, _ = checked(d.forward_code(), "\n".join(lines[: upto + 1]), names)
         assert results[name].mistake == "scale", (seed, results[name])
     assert ended >= 30
+
+
+def test_notebook_06s_first_drill_is_the_drills_own_answer_cell_filled_in_order():
+    """06's worked drill: the student copy holds exactly the cell that drill puts beneath itself,
+    the solution assigns every one of its answers in the same order, checks each with ``cmp``,
+    and the cell that draws it adds no second answer cell (``cell=False``)."""
+    import nbformat
+
+    from checks.paths import METADATA, NOTEBOOKS, SOLUTIONS
+
+    solution = nbformat.read(SOLUTIONS / "06-drills.ipynb", as_version=4)
+    student = nbformat.read(NOTEBOOKS / "06-drills.ipynb", as_version=4)
+    [at] = [i for i, c in enumerate(solution.cells) if METADATA in c.metadata]
+    drawn = solution.cells[at].metadata[METADATA]["drill"]
+    d = draw(drawn["seed"], drawn["mistake"])
+    assert student.cells[at].source == d.answer_cell()
+    assert f'drill("{d.focus}", seed={d.seed}, cell=False)' in solution.cells[at - 1].source
+    lines = solution.cells[at].source.split("\n")
+    assigned = [m.group(1) for ln in lines if (m := re.match(r"d(\w+) = ", ln))]
+    checked_names = [m.group(1) for ln in lines if (m := re.match(r"cmp\('(\w+)'", ln))]
+    assert assigned == checked_names == d.answers

@@ -12,7 +12,7 @@ import torch
 
 from checks.authoring.student import ROOT
 from checks.grading.cli import main
-from checks.grading.grader import Grader, grade
+from checks.grading.grader import Grader, grade, grade_submission, is_exercise
 from checks.grading.sandbox import bwrap
 from checks.grading.settings import Settings
 from checks.paths import cache_dir
@@ -280,6 +280,22 @@ def test_no_submission_affects_another(graded):
     _, _, rows, _ = graded
     assert not failing(rows, "alice-complete")
     assert {r.submission for r in rows} == set(graded[0])
+
+
+def test_the_drills_notebook_is_practice_and_gets_no_row_beside_an_exercise(tmp_path, capsys):
+    """06's drills hold nothing to grade: its copy (renamed too) adds no row and runs nothing; a
+    submission of practice alone gets one row that says so, never a silent absence."""
+    grader = Grader(tmp_path / "out", SETTINGS)
+    assert "06-drills.ipynb" in grader.practice and "06-drills.ipynb" not in grader.exercises
+    mine = tmp_path / "06-drills (1).ipynb"
+    mine.write_bytes((ROOT / "notebooks" / "06-drills.ipynb").read_bytes())
+    assert grader.grade_notebook("lee", mine) == []
+    [row], ignored = grade_submission(grader, "lee", [mine], progress=lambda line: None)
+    assert not row.passed and row.check == "-"
+    assert "only practice (06-drills (1).ipynb)" in row.reason
+    assert not ignored and not (tmp_path / "out" / ".work").exists()
+    assert not is_exercise(mine, ROOT / "solutions")
+    assert "practice, nothing to grade" in capsys.readouterr().err
 
 
 def test_rerun_resumes_and_gives_the_same_file(graded, reference_cache):

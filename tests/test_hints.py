@@ -134,6 +134,9 @@ def test_the_ladders_are_generated_from_the_solutions():
 
     for sol in sorted((ROOT / "solutions").glob("*.ipynb")):
         made = notebook_ladders(nbformat.read(sol, as_version=4))
+        if not made:  # 06's drills: each drill makes its ladders in the kernel, no file
+            assert not (HINTS / f"{sol.stem}.json").exists(), sol.name
+            continue
         assert json.loads((HINTS / f"{sol.stem}.json").read_text()) == made, sol.name
 
 

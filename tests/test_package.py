@@ -23,6 +23,7 @@ except ImportError:  # Python 3.10
 
 import checks.start
 from checks.authoring.student import install_cell
+from checks.hints import HINTS
 from checks.paths import CHECKOUT, INSTALL_SOURCE, NOTEBOOKS, PACKAGE, SOLUTIONS
 from checks.start import MANIFEST, copy_notebooks, forbidden, lab_command, start
 
@@ -195,7 +196,7 @@ def test_start_opens_jupyterlab_there_with_allow_root_only_as_root(tmp_path, mon
     assert start(tmp_path / "w", lab=True) == 1
     assert "JupyterLab is not installed" in capsys.readouterr().err
     copied = list((tmp_path / "w").glob("*.ipynb"))
-    assert len(copied) == len(list(NOTEBOOKS.glob("*.ipynb"))) == 5  # copied all the same
+    assert len(copied) == len(list(NOTEBOOKS.glob("*.ipynb"))) == 6  # copied all the same
 
 
 @pytest.mark.slow
@@ -261,7 +262,7 @@ def test_check_runs_the_self_check_and_refuses_an_only_that_matches_nothing(
 def test_every_notebook_starts_with_the_same_install_cell_and_a_colab_badge():
     firsts = {nb.name: _source(_code(nb)[0]) for nb in sorted(SOLUTIONS.glob("*.ipynb"))}
     cell = install_cell()
-    assert len(firsts) == 5 and set(firsts.values()) == {cell}
+    assert len(firsts) == 6 and set(firsts.values()) == {cell}
     assert f"WORKBOOK_SOURCE = {json.dumps(INSTALL_SOURCE)}" in cell
     assert 'find_spec("checks") is None' in cell
     owner_repo = REPO_URL.removeprefix("https://github.com/")
@@ -370,10 +371,10 @@ def test_sdist_and_wheel_carry_the_package_the_notebooks_and_the_solutions(dist)
         assert (
             zipfile.ZipFile(wheel).read(f"checks/workbook/notebooks/{nb.name}") == nb.read_bytes()
         )
-        assert (
-            f"checks/workbook/solutions/{nb.name}" in files
-            and f"checks/hints/{nb.stem}.json" in files
-        )
+        assert f"checks/workbook/solutions/{nb.name}" in files
+        # its ladders, where it has any (06's drills make theirs in the kernel, so it has none)
+        has_ladders = (HINTS / f"{nb.stem}.json").exists()
+        assert (f"checks/hints/{nb.stem}.json" in files) == has_ladders
     # every module of the package, its subpackages' included (one left out of pyproject's list of
     # packages would import in the checkout and fail in an install)
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "checks").rglob("*.py")}

@@ -14,6 +14,11 @@ student copy):
 - ``# stub: <code>``: for a block that assigns no name (the body of a ``_backward`` closure, say),
   its stub verbatim, e.g. ``# stub: raise NotWritten("the backward pass of a + b")``.
 
+A drill's answer cell (notebook 06's first drill: cell metadata ``{"backprop-workbook": {"drill":
+{"mistake": WORD, "seed": N}}}``) becomes the cell that drill puts beneath itself, a ``dX = ...``
+line and a ``cmp`` for each tensor (:meth:`checks.drills.Drill.answer_cell`); its ladders are the
+drill's own, made in the kernel.
+
 The first code cell of every notebook, solutions included, is :func:`install_cell`: it installs
 the workbook from :data:`checks.paths.INSTALL_SOURCE` where ``checks`` is missing (``--source``
 with ``--out``: an instructor's own wheel or repository). The ladders are written to
@@ -41,6 +46,7 @@ from checks.session import shown_checks
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
 _DESCRIBE = re.compile(r"^#\s*(hint\s+)?([A-Za-z_]\w*)(\+|\s+full)?:\s*(.*)$")
+from checks.drills.build import draw  # noqa: E402
 from checks.hints import HINTS  # noqa: E402  (where the ladders are written)
 
 
@@ -232,13 +238,22 @@ def student_notebook(
     for cell in nb.cells:
         if cell.cell_type == "code":
             install = cell is first and is_install_cell(cell.source)
-            cell.source = install_cell(source) if install else stub_source(cell.source, full)
+            cell.source = install_cell(source) if install else _student_source(cell, full)
             cell.outputs = []
             cell.execution_count = None
         cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)
     nb.metadata[METADATA] = {"checks": shown_checks(solution.cells)}
     return nb
+
+
+def _student_source(cell: nbformat.NotebookNode, full: bool) -> str:
+    """A code cell's student source: a drill's answer cell as the drill puts it beneath itself,
+    any other with its solution blocks stubbed."""
+    drawn = cell.metadata.get(METADATA, {}).get("drill")
+    if drawn:
+        return draw(drawn["seed"], drawn.get("mistake")).answer_cell()
+    return stub_source(cell.source, full)
 
 
 def _with_install_cell(text: str) -> str:
@@ -292,10 +307,10 @@ def generate(
     hints = hints or (HINTS if root == ROOT else root / "checks" / "hints")
     for sol in sorted((root / "solutions").glob("*.ipynb")):
         solution = nbformat.read(sol, as_version=4)
-        texts = {
-            out / sol.name: render(student_notebook(solution, full, source)),
-            hints / f"{sol.stem}.json": json.dumps(notebook_ladders(solution), indent=1) + "\n",
-        }
+        texts = {out / sol.name: render(student_notebook(solution, full, source))}
+        found = notebook_ladders(solution)
+        if found:  # a notebook of drills alone has none: each drill makes its own in the kernel
+            texts[hints / f"{sol.stem}.json"] = json.dumps(found, indent=1) + "\n"
         if own:
             texts[sol] = _with_install_cell(sol.read_text())
         for target, text in texts.items():

@@ -21,7 +21,9 @@ from checks.session import results
 __all__ = ["FOCUSES", "Drill", "drill"]
 
 
-def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | None:
+def drill(
+    mistake: str | None = None, *, seed: int | None = None, cell: bool = True
+) -> Drill | None:
     """A new drill: its forward pass run where it is called (its tensors become the caller's
     variables), its code shown, and the cell for the answers put beneath (Jupyter) or printed;
     ``hint("h1")`` then gives the rungs of this drill's ladder for ``dh1``.
@@ -29,6 +31,7 @@ def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | Non
     ``mistake`` (a word of ``FOCUSES``) draws one with a step where that mistake is made; without
     it, the drill is for the mistake most of this kernel's failing checks name, if any. ``seed``
     makes it reproducible; without one a fresh seed is drawn, and the code's first line shows it.
+    ``cell=False`` puts no answer cell beneath: the notebook holds it already (06's first drill).
     """
     if isinstance(seed, bool) or not isinstance(seed, int | None) or (seed or 0) < 0:
         print(f"drill(seed=...) takes a whole number of 0 or more, not {seed!r}.")
@@ -43,7 +46,8 @@ def drill(mistake: str | None = None, *, seed: int | None = None) -> Drill | Non
     hints.offer(ladders(d))  # hint("h1") now climbs this drill's ladder for dh1
     practice.began(d.seed, d.focus, d.answers)  # its checks are this drill's attempts
     print(code)
-    _put_beneath(d.answer_cell())
+    if cell:
+        _put_beneath(d.answer_cell())
     return d
 
 

@@ -98,8 +98,11 @@ class Grader:
     ) -> None:
         self.out, self.settings = out, settings
         self.cache = cache or out / ".reference"  # reference values, kept between runs
-        self.exercises = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
-        self.exercises = {k: v for k, v in self.exercises.items() if v.answers}
+        loaded = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
+        self.exercises = {k: v for k, v in loaded.items() if v.answers}
+        # notebooks of the course with nothing to grade (06's drills): a copy in a submission is
+        # passed over, not refused
+        self.practice = {k: v for k, v in loaded.items() if not v.answers}
         self._refs: dict[str, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
@@ -156,6 +159,8 @@ class Grader:
         """A notebook's rows, with the run and the grading notebook they came from (None where
         nothing ran: a notebook of no exercise, one that cannot be read)."""
         ex = exercise_for(path, self.exercises)
+        if ex is None and exercise_for(path, self.practice) is not None:
+            return [], *NONE  # practice, not an exercise: no rows
         if ex is None:
             why = f"not one of the exercises ({', '.join(self.exercises)})"
             return [check_row("-", False, "", why).of(submission, path.name)], *NONE
@@ -494,6 +499,9 @@ def grade_submission(
         )
     for nb in chosen:
         rows += grader.grade_notebook(sub, nb)
+    if nbs and not rows:  # practice notebooks alone: a row says so, never a silent absence
+        why = f"no exercise in this submission, only practice ({', '.join(p.name for p in nbs)})"
+        rows.append(check_row("-", False, "", why).of(sub, "-"))
     return rows, [f"{o.name} (graded: {k.name})" for o, k in ignored]
 
 
@@ -601,11 +609,14 @@ def no_solutions(solutions: Path) -> str:
 
 def is_exercise(path: Path, solutions: Path) -> bool:
     """Whether ``path`` is a copy of one of the exercises; says so when it is not."""
-    exercises = {
-        p.name: ex for p in sorted(solutions.glob("*.ipynb")) if (ex := load_exercise(p)).answers
-    }
+    loaded = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
+    exercises = {name: ex for name, ex in loaded.items() if ex.answers}
     if path.is_file() and exercise_for(path, exercises) is not None:
         return True
+    practice = {name: ex for name, ex in loaded.items() if not ex.answers}
+    if path.is_file() and exercise_for(path, practice) is not None:
+        print(f"{path}: practice, nothing to grade: its checks run as you run it", file=sys.stderr)
+        return False
     print(
         f"{path}: not a copy of one of the exercises ({', '.join(exercises)}): nothing graded",
         file=sys.stderr,
