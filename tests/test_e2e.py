@@ -13,6 +13,9 @@ read from the page). Screenshots of each state go to tests/artifacts/ (not commi
 WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/,
 which the README shows.
 
+Notebooks 05 and 06 get shorter runs: 05's Run All and a right `dlogits`; 06's endless cell drawing a
+drill whose answer cell JupyterLab puts beneath it, a sign slipped there, and the drill's own hint.
+
 Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the
 reason otherwise. Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings),
 or leave it out with `-m "not e2e"`.
@@ -319,6 +322,22 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
         print("\n" + timings)
 
 
+def run_all(lab, page, notebook: str):
+    """Open the student copy ``notebook`` once its kernel is idle, then Run > Run All Cells
+    through the menu bar, as a learner would; its JSON and the page's cells."""
+    from playwright.sync_api import expect
+
+    nb = json.loads((REPO / "notebooks" / notebook).read_text())
+    lab.wait_ready()
+    page.goto(f"{lab.url}/lab/tree/{notebook}?token={TOKEN}", timeout=START)
+    cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(len(nb["cells"]), timeout=START)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=START)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator(".lm-Menu").get_by_text("Run All Cells", exact=True).click()
+    return nb, cells
+
+
 NOTEBOOK_05 = "05-transformer-backprop.ipynb"
 
 
@@ -327,16 +346,9 @@ def test_learner_runs_notebook_05_and_writes_dlogits(lab, page):
     written yet" and stops at exercise 2's first function; a right `dlogits` then passes (green)."""
     from playwright.sync_api import expect
 
-    nb = json.loads((REPO / "notebooks" / NOTEBOOK_05).read_text())
+    nb, cells = run_all(lab, page, NOTEBOOK_05)
     sources = ["".join(c["source"]) for c in nb["cells"]]
     i_logits = next(i for i, s in enumerate(sources) if s.startswith("dlogits = ...  # TODO:"))
-    lab.wait_ready()
-    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK_05}?token={TOKEN}", timeout=START)
-    cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
-    expect(cells).to_have_count(len(nb["cells"]), timeout=START)
-    page.wait_for_function(KERNEL_IDLE_JS, timeout=START)
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.locator(".lm-Menu").get_by_text("Run All Cells", exact=True).click()
     logits_cell = cells.nth(i_logits)
     out = logits_cell.locator(".jp-OutputArea-output")
     expect(out).to_contain_text("✗ missing: not written yet", timeout=RUN_ALL)
@@ -360,3 +372,47 @@ def test_learner_runs_notebook_05_and_writes_dlogits(lab, page):
         re.compile(r"logits\s+\| exact: (True |False) \| approximate: True "), timeout=RUN_ONE
     )
     expect_colour(logits_cell, "pass", PASS)
+
+
+NOTEBOOK_06 = "06-drills.ipynb"
+
+
+def test_learner_draws_a_drill_in_notebook_06_and_its_hint_follows_the_mistake(lab, page):
+    """Notebook 06 in the browser: Run All Cells draws the endless cell's drill, whose answer
+    cell JupyterLab puts beneath it (``set_next_input``); a sign slipped in its first answer fails
+    red and is named, and ``hint`` there gives that drill's first rung, which starts from it."""
+    from playwright.sync_api import expect
+
+    from checks.drills.build import draw
+
+    nb, cells = run_all(lab, page, NOTEBOOK_06)
+
+    # the last cell draws a drill: its code above, its answer cell put beneath it
+    expect(cells).to_have_count(len(nb["cells"]) + 1, timeout=RUN_ALL)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ALL)
+    shown = cells.nth(len(nb["cells"]) - 1).locator(".jp-OutputArea-output").first.inner_text()
+    drawn = re.match(r"# drill\((?:'([\w-]+)', )?seed=(\d+)\)", shown)
+    assert drawn, shown[:500]
+    d = draw(int(drawn.group(2)), drawn.group(1))
+    new = cells.nth(len(nb["cells"]))
+    assert _editor_text(new) == d.answer_cell()
+
+    # its first answer with the sign slipped, then a hint for it
+    name = d.answers[0]
+    right = d.solution().split("\n")[0].split(" = ", 1)[1]
+    new.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(
+        f"d{name} = -({right})\ncmp('{name}', d{name}, {name})\nhint('{name}')"
+    )
+    page.keyboard.press("Shift+Enter")
+    out = new.locator(".jp-Cell-outputArea")
+    expect(out).to_contain_text("✗ sign:", timeout=RUN_ONE)
+    expect(out).to_contain_text(f"d{name}: hint 1 of 3, the idea")
+    expect(out).to_contain_text(f"Your last d{name} failed (sign)")
+    check = new.locator(".jp-OutputArea-output .workbook-check")
+    expect(check).to_have_class(re.compile(r"\bworkbook-fail\b"))
+    expect(check).to_have_css("border-left-color", _rgb(FAIL))
+    new.scroll_into_view_if_needed()
+    new.screenshot(path=str(ARTIFACTS / "07-drill-hint.png"))
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_ONE)
