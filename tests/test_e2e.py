@@ -13,8 +13,9 @@ read from the page). Screenshots of each state go to tests/artifacts/ (not commi
 WORKBOOK_UPDATE_SCREENSHOTS=1 the pass and fail pictures are also copied to tests/screenshots/,
 which the README shows.
 
-Notebooks 05 and 06 get shorter runs: 05's Run All and a right `dlogits`; 06's endless cell drawing a
-drill whose answer cell JupyterLab puts beneath it, a sign slipped there, and the drill's own hint.
+Notebooks 05 and 06 get shorter runs: 05's Run All and a right `dlogits`; 06's endless cell
+drawing a drill whose answer cell JupyterLab puts beneath it, a sign slipped there, and the drill's
+own hint.
 
 Needs /usr/bin/chromium and playwright (`bash tests/e2e_setup.sh` installs both), and skips with the
 reason otherwise. Run it alone with `python -m pytest tests/test_e2e.py -s` (-s shows the timings),
