@@ -50,6 +50,7 @@ from checks.grading.settings import (
     SetupError,
     checks_version,
 )
+from checks.grading.similarity import similar_pairs
 from checks.hints import HINTS
 from checks.paths import PACKAGE, SOLUTIONS, cache_dir, class_wheel
 
@@ -333,7 +334,8 @@ def grade(
         _report_stopped(subs, out, salt, settings, progress)
         raise
     rows, ignored = _recorded(subs, done_dir, salt)
-    write_reports(rows, out, ignored, settings)
+    read = [(s, [nb for nb in nbs if nb not in grader.refused]) for s, nbs in subs]
+    write_reports(rows, out, ignored, settings, similar_pairs(read, grader.exercises))
     return rows
 
 

@@ -30,6 +30,7 @@ from checks.words import ERROR, REVIEW
 
 if TYPE_CHECKING:
     from checks.grading.settings import Settings
+    from checks.grading.similarity import Similar
 
 TOTALS = ["submission", "notebook", "passed", "checks", "points", "score"]
 TOTALS_NUMERIC = ("passed", "checks", "points", "score")
@@ -49,9 +50,14 @@ def md_text(text: object, most: int | None = None) -> str:
 
 
 def write_reports(
-    rows: list[Row], out: Path, ignored: list[str] | None = None, settings: Settings | None = None
+    rows: list[Row],
+    out: Path,
+    ignored: list[str] | None = None,
+    settings: Settings | None = None,
+    similar: list[Similar] | None = None,
 ) -> None:
-    """Write ``grades.csv``, ``totals.csv`` and ``report.md`` of ``rows`` into ``out``."""
+    """Write ``grades.csv``, ``totals.csv`` and ``report.md`` of ``rows`` into ``out`` (with the
+    pairs of submissions of ``similar`` listed for review)."""
     # stable: checks stay in notebook order
     rows = sorted(rows, key=lambda r: (r.submission, r.notebook))
     write_csv(out / "grades.csv", FIELDS, [r.cells() for r in rows])
@@ -74,6 +80,7 @@ def write_reports(
             "(else the first by name) was graded:",
             "",
         ] + [f"- {md_text(x)}" for x in ignored]
+    lines += _similar(similar or [])
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -138,4 +145,28 @@ def _for_review(scores: list[Score]) -> list[str]:
             why = md_text(s.reason.split(": not credited until")[0], 300)
             nb = md_text(s.notebook.removesuffix(".ipynb"))
             lines.append(f"| {nb} | {md_text(s.check)} | {why} | {given} |")
+    return lines
+
+
+def _similar(pairs: list[Similar]) -> list[str]:
+    """The section that lists the pairs of submissions with uncommon answers in common
+    (:mod:`checks.grading.similarity`): for a look side by side, no grade changed."""
+    if not pairs:
+        return []
+    lines = [
+        "",
+        "## Similar answers",
+        "",
+        "These pairs of submissions wrote the same uncommon code (names and layout set aside) in "
+        "several answer cells. Look at them side by side: similar is not copied, and no grade "
+        "was changed.",
+        "",
+        "| notebook | submissions | cells in common | checks of those cells |",
+        "|---|---|---|---|",
+    ]
+    for p in pairs:
+        nb = md_text(p.notebook.removesuffix(".ipynb"))
+        who = f"{md_text(p.first)} and {md_text(p.second)}"
+        cells = f"{p.shared} of {p.both_wrote}"
+        lines.append(f"| {nb} | {who} | {cells} | {md_text(', '.join(p.checks), 300)} |")
     return lines
