@@ -30,48 +30,9 @@ import torch
 # a checkout works without `pip install -e .`
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from checks import cmp  # noqa: E402
+from tests import makemore  # noqa: E402  (the lecture's forward pass, shared with the tests)
 
-# notebook 03's exercise 1 at the lecture's sizes: batch 32, 3 characters of context, 27 letters,
-# embeddings of 10, 64 hidden units; random data (the cost of a check does not depend on it)
-NOTEBOOK_03 = """
-import torch
-from checks import cmp
-g = torch.Generator().manual_seed(42)
-n, block, vocab, emb_dim, hidden = 32, 3, 27, 10, 64
-C = torch.randn(vocab, emb_dim, generator=g, requires_grad=True)
-W1 = (torch.randn(block * emb_dim, hidden, generator=g) * 0.2).requires_grad_()
-b1 = (torch.randn(hidden, generator=g) * 0.1).requires_grad_()
-W2 = (torch.randn(hidden, vocab, generator=g) * 0.1).requires_grad_()
-b2 = (torch.randn(vocab, generator=g) * 0.1).requires_grad_()
-bngain = (torch.randn(1, hidden, generator=g) * 0.1 + 1.0).requires_grad_()
-bnbias = (torch.randn(1, hidden, generator=g) * 0.1).requires_grad_()
-Xb = torch.randint(0, vocab, (n, block), generator=g)
-Yb = torch.randint(0, vocab, (n,), generator=g)
-emb = C[Xb]
-embcat = emb.view(emb.shape[0], -1)
-hprebn = embcat @ W1 + b1
-bnmeani = 1 / n * hprebn.sum(0, keepdim=True)
-bndiff = hprebn - bnmeani
-bndiff2 = bndiff**2
-bnvar = 1 / (n - 1) * bndiff2.sum(0, keepdim=True)
-bnvar_inv = (bnvar + 1e-5) ** -0.5
-bnraw = bndiff * bnvar_inv
-hpreact = bngain * bnraw + bnbias
-h = torch.tanh(hpreact)
-logits = h @ W2 + b2
-logit_maxes = logits.max(1, keepdim=True).values
-norm_logits = logits - logit_maxes
-counts = norm_logits.exp()
-counts_sum = counts.sum(1, keepdim=True)
-counts_sum_inv = counts_sum**-1
-probs = counts * counts_sum_inv
-logprobs = probs.log()
-loss = -logprobs[range(n), Yb].mean()
-for t in [logprobs, probs, counts, counts_sum, counts_sum_inv, norm_logits, logit_maxes, logits,
-          h, hpreact, bnraw, bnvar_inv, bnvar, bndiff2, bndiff, hprebn, bnmeani, embcat, emb]:
-    t.retain_grad()
-loss.backward(retain_graph=True)
-"""
 NOTEBOOK_03_CHECKED = ("logprobs", "probs", "counts", "logits", "h", "bndiff", "hprebn", "emb")
 
 
@@ -121,8 +82,15 @@ def drill_rows(count: int, reps: int) -> list[tuple[str, list[int]]]:
 
 
 def notebook_rows(reps: int) -> list[tuple[str, list[int]]]:
-    ns: dict = {}
-    exec(NOTEBOOK_03, ns)
+    """Checks of notebook 03's exercise 1 at the lecture's sizes (batch 32, 3 characters of
+    context, 27 letters, embeddings of 10, 64 hidden units: ``tests.makemore``), on random data
+    (the cost of a check does not depend on it)."""
+    g = torch.Generator().manual_seed(42)
+    Xb, Yb = torch.randint(0, 27, (32, 3), generator=g), torch.randint(0, 27, (32,), generator=g)
+    params = makemore.init_params()
+    steps = makemore.forward(params, Xb, Yb)
+    steps["loss"].backward(retain_graph=True)
+    ns: dict = {**params, **steps, "cmp": cmp}
     right, wrong = checks_of(ns, list(NOTEBOOK_03_CHECKED), reps)
     return [("notebook 03: right answer", right), ("notebook 03: wrong one (sign)", wrong)]
 

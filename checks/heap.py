@@ -84,6 +84,12 @@ def tensors() -> list[torch.Tensor]:
     """Every tensor alive in this process (in a name, a list, a dict, an object, or nowhere)."""
     settle()
     found = _tensors_in(objects())
-    seen = set(map(id, found))
-    _FROZEN[:] = [r for r in _FROZEN if r() is not None]
-    return found + [t for t in (r() for r in _FROZEN) if t is not None and id(t) not in seen]
+    seen, kept = set(map(id, found)), []
+    for ref in _FROZEN:  # the remembered tensors still alive, each looked up once
+        t = ref()
+        if t is not None:
+            kept.append(ref)
+            if id(t) not in seen:
+                found.append(t)
+    _FROZEN[:] = kept
+    return found
