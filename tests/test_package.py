@@ -41,6 +41,7 @@ GRADE_STAGES = (
     "plugin",
     "review",
     "run",
+    "similarity",
 )
 GRADE_ONLY = {f"checks.grading.{stage}" for stage in GRADE_STAGES} | {
     "checks.authoring.student",
