@@ -231,6 +231,14 @@ def link_problem(nb: Path, root: Path) -> str | None:
     return None
 
 
+def course(solutions: Path) -> tuple[dict[str, Exercise], dict[str, Exercise]]:
+    """The solution notebooks in ``solutions`` by name: the exercises (answers to grade), and
+    the practice (none: 06's drills), whose copy in a submission is passed over."""
+    loaded = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
+    exercises = {name: ex for name, ex in loaded.items() if ex.answers}
+    return exercises, {name: ex for name, ex in loaded.items() if not ex.answers}
+
+
 def exercise_for(path: Path, exercises: dict[str, Exercise]) -> Exercise | None:
     """The exercise a notebook is a copy of: by its name, by its number ("03-..."), or else by the
     ids of its cells (a renamed or duplicated copy keeps them)."""

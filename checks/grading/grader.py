@@ -26,12 +26,12 @@ from checks.grading.cluster import grade_on_dask
 from checks.grading.exercise import (
     Exercise,
     Unreadable,
+    course,
     exercise_for,
     find_notebooks,
     hints_shown,
     learner_cells,
     link_problem,
-    load_exercise,
 )
 from checks.grading.facts import VERSION as FACTS_VERSION
 from checks.grading.judge import check_row, judge_values
@@ -99,11 +99,7 @@ class Grader:
     ) -> None:
         self.out, self.settings = out, settings
         self.cache = cache or out / ".reference"  # reference values, kept between runs
-        loaded = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
-        self.exercises = {k: v for k, v in loaded.items() if v.answers}
-        # notebooks of the course with nothing to grade (06's drills): a copy in a submission is
-        # passed over, not refused
-        self.practice = {k: v for k, v in loaded.items() if not v.answers}
+        self.exercises, self.practice = course(solutions)
         self._refs: dict[str, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
@@ -611,11 +607,9 @@ def no_solutions(solutions: Path) -> str:
 
 def is_exercise(path: Path, solutions: Path) -> bool:
     """Whether ``path`` is a copy of one of the exercises; says so when it is not."""
-    loaded = {p.name: load_exercise(p) for p in sorted(solutions.glob("*.ipynb"))}
-    exercises = {name: ex for name, ex in loaded.items() if ex.answers}
+    exercises, practice = course(solutions)
     if path.is_file() and exercise_for(path, exercises) is not None:
         return True
-    practice = {name: ex for name, ex in loaded.items() if not ex.answers}
     if path.is_file() and exercise_for(path, practice) is not None:
         print(f"{path}: practice, nothing to grade: its checks run as you run it", file=sys.stderr)
         return False

@@ -44,12 +44,12 @@ class Similar:
 
 def own_code(source: str, template: str, asked: list[str]) -> tuple[str, ...]:
     """The statements of ``source`` that ``template`` does not hold, normalised; () for none."""
-    mine, given = _statements(source), set(_statements(template))
-    own = [s for s in mine if s not in given]
+    given = set(_statements(template))
     try:
-        tree = ast.Module(body=[stmt for s in own for stmt in parse(s).body], type_ignores=[])
-    except (SyntaxError, RecursionError):  # a cell that does not parse: its lines as they are
-        return tuple(own)
+        body = parse(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # its lines as they are
+        return tuple(line for line in _lines(source) if line not in given)
+    tree = ast.Module(body=[st for st in body if ast.unparse(st) not in given], type_ignores=[])
     bound = [
         n.id
         for n in ast.walk(tree)
@@ -69,11 +69,16 @@ class _Renamed(ast.NodeTransformer):
 
 def _statements(source: str) -> list[str]:
     """Each top-level statement of ``source`` written back by ``ast``; for a cell that does not
-    parse (an IPython magic, a syntax error), its lines with their spacing collapsed."""
+    parse (an IPython magic, a syntax error), its lines (:func:`_lines`)."""
     try:
         return [ast.unparse(stmt) for stmt in parse(source).body]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return [" ".join(line.split()) for line in source.splitlines() if line.strip()]
+        return _lines(source)
+
+
+def _lines(source: str) -> list[str]:
+    """The lines of ``source`` that hold anything, their spacing collapsed."""
+    return [" ".join(line.split()) for line in source.splitlines() if line.strip()]
 
 
 def similar_pairs(
@@ -88,16 +93,19 @@ def similar_pairs(
     def uncommon(k: Key) -> bool:  # few wrote it, and others show it is not the usual way
         return uses[k] <= common and writers[k[:2]] - uses[k] >= OTHERS
 
+    cells = {sub: {k[:2] for k in keys} for sub, keys in written.items()}
     found = []
     for (a, mine), (b, theirs) in itertools.combinations(sorted(written.items()), 2):
-        for nb in sorted({k[0] for k in mine} & {k[0] for k in theirs}):
-            both = {k[1] for k in mine if k[0] == nb} & {k[1] for k in theirs if k[0] == nb}
-            shared = [k for k in mine & theirs if k[0] == nb and uncommon(k)]
-            if len(shared) >= MIN_SHARED:
+        shared = collections.defaultdict(set)  # notebook -> its answer cells shared, uncommon
+        for k in mine & theirs:
+            if uncommon(k):
+                shared[k[0]].add(k[1])
+        for nb, indices in sorted(shared.items()):
+            if len(indices) >= MIN_SHARED:
+                both = sum(cell[0] == nb for cell in cells[a] & cells[b])
                 ex = exercises[nb]
-                cells = {k[1] for k in shared}
-                checks = tuple(c for a_ in ex.answers if a_.index in cells for c in a_.checks)
-                found.append(Similar(a, b, nb, checks, len(shared), len(both)))
+                checks = tuple(c for ans in ex.answers if ans.index in indices for c in ans.checks)
+                found.append(Similar(a, b, nb, checks, len(indices), both))
     return found
 
 
