@@ -66,6 +66,9 @@ def test_the_wheel_holds_the_notebooks_and_ladders_but_no_solution(wheel):
             full = json.loads((HINTS / f"{nb.stem}.json").read_text())
             assert ladders == without_solution_lines(full) and ladders.keys() == full.keys()
     assert not [n for n in names if "solutions/" in n]
+    # the variants' edits hold every variant's answers: none of them travels to a class
+    assert not [n for n in names if n.startswith("checks/authoring/variants/")]
+    assert "checks/authoring/student.py" in names
 
 
 def test_a_learner_on_the_class_wheel_checks_and_hints_without_reveal(installed, tmp_path):
@@ -113,7 +116,7 @@ def test_the_class_pyproject_leaves_out_the_solutions_package():
     toml = tomllib.loads(class_pyproject((CHECKOUT / "pyproject.toml").read_text()))
     tool = toml["tool"]["setuptools"]
     assert toml["project"]["version"].endswith("+class")
-    assert not [p for p in tool["packages"] if "solutions" in p]
+    assert not [p for p in tool["packages"] if "solutions" in p or "variants" in p]
     assert "solutions" not in json.dumps(tool["package-dir"] | tool["package-data"])
     assert tool["package-data"]["checks"] == ["edition.json"]
     with pytest.raises(BuildError, match="changed shape"):
@@ -125,9 +128,11 @@ def test_audit_names_a_solution_left_inside(tmp_path):
     with zipfile.ZipFile(leaky, "w") as z:
         z.writestr("checks/workbook/notebooks/03-makemore-backprop.ipynb", "{}")
         z.writestr("checks/workbook/solutions/03-makemore-backprop.ipynb", "{}")
+        z.writestr("checks/authoring/variants/makemore.py", "")
         z.writestr("checks/hints/03.json", json.dumps({"dh": [{"rungs": [], "solution": "x"}]}))
     assert audit(leaky) == [
         "checks/workbook/solutions/03-makemore-backprop.ipynb is inside",
+        "checks/authoring/variants/makemore.py is inside",
         "checks/hints/03.json holds solution lines",
         "checks/edition.json is missing",
     ]

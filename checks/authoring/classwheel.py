@@ -5,13 +5,14 @@ hint ladder ends in the solution's lines. For a class the instructor hands out t
 
     backprop-workbook class-wheel --out DIR      # or: python -m checks.classwheel --out DIR
 
-It is built from the workbook's source checkout the way the platform builds any wheel (pip's
-PEP 517 build of a copy of the sources) with three changes: the solutions package is left out,
-the ladders keep their rungs but not the solution lines, and ``checks/edition.json`` makes every
-folder a class edition (``hint(..., reveal=True)`` off). Its version carries ``+class``. The
-learner's checks need no solutions (they compare with autograd on the learner's own forward);
-the self-check and the grader refuse with a reason. The built wheel is read back before it is
-kept: a solution inside it is an error, never a warning.
+It is built from the workbook's source checkout the way the platform builds any wheel (pip's PEP
+517 build of a copy of the sources) with three changes: the solutions package and the variants'
+edits (every variant's solution lines) are left out, the ladders keep their rungs but not the
+solution lines, and ``checks/edition.json`` makes every folder a class edition (``hint(...,
+reveal=True)`` off). Its version carries ``+class``. The learner's checks need no solutions
+(they compare with autograd on the learner's own forward); the self-check and the grader refuse
+with a reason. The built wheel is read back before it is kept: a solution inside it is an error,
+never a warning.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pathlib import Path
 from checks.paths import CHECKOUT
 
 SOLUTIONS_PACKAGE = "checks.workbook.solutions"
+# the variants' edits of notebook 03 hold every variant's solution lines (checks.authoring.variants)
+VARIANTS = "checks/authoring/variants"
 EDITION_FILE = "checks/edition.json"
 _COPIED = ("pyproject.toml", "README.md", "checks", "notebooks")
 
@@ -42,6 +45,7 @@ def class_pyproject(text: str) -> str:
     edits = [
         (r'^(version = "[^"+]+)"', r'\1+class"'),
         (rf', "{re.escape(SOLUTIONS_PACKAGE)}"', ""),
+        (rf'"{re.escape(VARIANTS.replace("/", "."))}", ', ""),
         (rf'^"{re.escape(SOLUTIONS_PACKAGE)}" = [^\n]*\n', ""),  # its package-dir line
         (rf'^"{re.escape(SOLUTIONS_PACKAGE)}" = [^\n]*\n', ""),  # its package-data line
         (r"^(\[tool\.setuptools\.package-data\]\n)", r'\1"checks" = ["edition.json"]\n'),
@@ -50,8 +54,9 @@ def class_pyproject(text: str) -> str:
         text, done = re.subn(pattern, replacement, text, count=1, flags=re.M)
         if not done:
             raise BuildError(f"pyproject.toml has changed shape: no match for {pattern!r}")
-    if SOLUTIONS_PACKAGE in text:
-        raise BuildError(f"pyproject.toml still names {SOLUTIONS_PACKAGE}")
+    for package in (SOLUTIONS_PACKAGE, VARIANTS.replace("/", ".")):
+        if f'"{package}"' in text:
+            raise BuildError(f"pyproject.toml still names {package}")
     return text
 
 
@@ -73,6 +78,7 @@ def class_sources(root: Path, into: Path) -> Path:
         else:
             shutil.copy2(source, into / name)
     shutil.rmtree(into / "checks" / "workbook", ignore_errors=True)
+    shutil.rmtree(into / VARIANTS, ignore_errors=True)
     pyproject = into / "pyproject.toml"
     pyproject.write_text(class_pyproject(pyproject.read_text()))
     for path in sorted((into / "checks" / "hints").glob("*.json")):
@@ -87,7 +93,8 @@ def audit(wheel: Path) -> list[str]:
     edition file, a student notebook missing."""
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
-        problems = [f"{n} is inside" for n in names if n.startswith("checks/workbook/solutions/")]
+        answers = ("checks/workbook/solutions/", f"{VARIANTS}/")
+        problems = [f"{n} is inside" for n in names if n.startswith(answers)]
         for name in (n for n in names if re.fullmatch(r"checks/hints/[^/]+\.json", n)):
             ladders = json.loads(z.read(name))
             if any("solution" in ladder for asked in ladders.values() for ladder in asked):

@@ -1,0 +1,403 @@
+"""Notebook 03's variants as edits of the lecture's notebook: for each choice of a
+:class:`~checks.authoring.variants.spec.Makemore` that is not the lecture's, the forward lines, the
+prose, the answer cells (solution, TODO text, hint rungs) and the training step that change with it.
+
+The default variant makes no edit at all, so it is the notebook in ``solutions/`` unchanged. The
+sizes change the shapes written in comments and prose; the order permutes the independent answers
+of a cell. Each edit is bound to text the lecture's notebook holds once (:mod:`.edits`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from checks.authoring.variants.edits import Edit, Sub, Swap, line
+from checks.authoring.variants.spec import GROUPS, Makemore
+
+# --- the activation -------------------------------------------------------------------------
+# name -> (forward call, the prose after its heading, TODO text, the local-derivative rung,
+# the skeleton rung, the solution's expression multiplied by dh)
+ACTIVATIONS: dict[str, tuple[str, str, str, str, str, str]] = {
+    "relu": (
+        "torch.relu(hpreact)",
+        "`relu(x) = max(x, 0)` passes a positive input through unchanged and stops a negative one, "
+        "so its derivative is 1 where\n`x > 0` and 0 elsewhere (at exactly 0 PyTorch takes 0). A "
+        "comparison such as `hpreact > 0` gives a tensor of booleans;\nmultiplied by a float tensor "
+        "it counts as ones and zeros.",
+        "local derivative of relu (1 where hpreact > 0, else 0) times dh",
+        "d relu(x) / dx = 1 where x > 0 and 0 elsewhere: a mask of the positive entries of "
+        "`hpreact`.",
+        "dhpreact = (____ > 0) * dh",
+        "(hpreact > 0)",
+    ),
+    "sigmoid": (
+        "torch.sigmoid(hpreact)",
+        "The derivative of `sigmoid(x) = 1 / (1 + exp(-x))` is `sigmoid(x) * (1 - sigmoid(x))`, "
+        "and `sigmoid(hpreact)` is `h`,\nalready computed.",
+        "local derivative of sigmoid (use h) times dh",
+        "d sigmoid(x) / dx = sigmoid(x) * (1 - sigmoid(x)), and `sigmoid(hpreact)` is `h`, "
+        "already computed.",
+        "dhpreact = h * (____) * dh",
+        "h * (1.0 - h)",
+    ),
+    "gelu": (
+        "F.gelu(hpreact)",
+        "`F.gelu` is the exact GELU, `gelu(x) = x Φ(x)`, where `Φ(x) = (1 + erf(x / √2)) / 2` is "
+        "the standard normal\ndistribution's cumulative function. The product rule gives its "
+        "derivative, `Φ(x) + x φ(x)`, with the normal density\n`φ(x) = exp(-x²/2) / √(2π)`, the "
+        "derivative of `Φ`. Unlike `tanh`'s, this slope cannot be written with `h` alone: use\n"
+        "`hpreact`. `torch.erf` and `torch.pi` are there for it.",
+        "local derivative of gelu, Φ(x) + x φ(x) at x = hpreact, times dh",
+        "d gelu(x) / dx = Φ(x) + x φ(x), with Φ(x) = (1 + erf(x / √2)) / 2 and "
+        "φ(x) = exp(-x**2 / 2) / √(2π), at x = `hpreact`.",
+        "dhpreact = (0.5 * (1.0 + torch.erf(____ / 2**0.5)) + ____ * torch.exp(-0.5 * ____**2) "
+        "/ (2 * torch.pi)**0.5) * dh",
+        "(0.5 * (1.0 + torch.erf(hpreact / 2**0.5)) + hpreact * torch.exp(-0.5 * hpreact**2) "
+        "/ (2 * torch.pi)**0.5)",
+    ),
+}
+
+
+def activation(name: str) -> Iterator[Edit]:
+    """The edits that put ``name`` where the lecture has ``tanh``."""
+    call, prose, full, local, skeleton, slope = ACTIVATIONS[name]
+    yield Sub("batch normalisation, `tanh`, a second", f"batch normalisation, `{name}`, a second")
+    yield Sub(line("h = torch.tanh(hpreact)", "(32, 64)"), line(f"h = {call}", "(32, 64)"))
+    yield Swap("### `hpreact`: through `tanh`", f"### `hpreact`: through `{name}`\n\n{prose}")
+    yield Swap(
+        "# dhpreact: dL/dhpreact, shape (32, 64)",
+        "# dhpreact: dL/dhpreact, shape (32, 64)\n"
+        f"# dhpreact full: {full}; shape (32, 64)\n"
+        f"# hint dhpreact: `hpreact` is used once, in `h = {call}`, element by element. One path: "
+        "local derivative times `dh`.\n"
+        f"# hint dhpreact: {local}\n"
+        f"# hint dhpreact: {skeleton}\n"
+        "### BEGIN SOLUTION\n"
+        f"dhpreact = {slope} * dh\n"
+        "### END SOLUTION\n"
+        "cmp('hpreact', dhpreact, hpreact)",
+    )
+    # the training step of exercise 4, and the trained network's forward pass
+    yield Sub("    h = torch.tanh(hpreact)\n", f"    h = {call}\n")
+    yield Sub("# dhpreact full: through tanh\n", f"# dhpreact full: through {name}\n")
+    yield Sub(
+        "    # hint dhpreact: `hpreact` is used once, in `h = torch.tanh(hpreact)`, element by "
+        "element: local derivative times `dh`.\n"
+        "    # hint dhpreact: d tanh(x) / dx = 1 - tanh(x)**2, and `tanh(hpreact)` is `h`.\n"
+        "    # hint dhpreact: dhpreact = (____) * dh\n",
+        f"    # hint dhpreact: `hpreact` is used once, in `h = {call}`, element by element: "
+        "local derivative times `dh`.\n"
+        f"    # hint dhpreact: {local}\n"
+        f"    # hint dhpreact: {skeleton}\n",
+    )
+    yield Sub("    dhpreact = (1.0 - h**2) * dh\n", f"    dhpreact = {slope} * dh\n")
+    yield Sub("return torch.tanh(hpreact) @ W2 + b2", f"return {call} @ W2 + b2")
+
+
+# --- batch norm's variance --------------------------------------------------------------------
+BIASED_DBNDIFF2 = """\
+### `bndiff2`: a sum, scaled
+
+`bnvar = 1/n * bndiff2.sum(0, keepdim=True)`. The sum becomes a broadcast of `dbnvar` over the 32 rows, and the
+factor in front scales it, exactly as it scaled the sum. This variance divides by the batch size itself, without
+Bessel's correction `1/(n-1)` (the lecture uses it, this notebook does not): the backward pass must use exactly what
+the forward used."""
+
+BIASED_DBNDIFF2_CELL = """\
+# dbndiff2: dL/dbndiff2, shape (32, 64)
+# dbndiff2 full: dbnvar broadcast over the batch, times 1/n; shape (32, 64)
+# hint dbndiff2: `bndiff2` (32, 64) is used once, in `bnvar = 1/n * bndiff2.sum(0, keepdim=True)`. \
+A sum forward is a broadcast backward. Mind the factor in front: the backward pass uses the forward \
+pass's own factor.
+# hint dbndiff2: For y = c * (x1 + ... + xk), every xi has the same slope, dy / dxi = c: the sum \
+hands its gradient to each entry, and the factor in front scales it. Each column of `bndiff2` adds \
+into one entry of `bnvar`.
+# hint dbndiff2: dbndiff2 = ____ * torch.ones_like(bndiff2) * dbnvar
+### BEGIN SOLUTION
+dbndiff2 = 1.0 / n * torch.ones_like(bndiff2) * dbnvar
+### END SOLUTION
+cmp('bndiff2', dbndiff2, bndiff2)"""
+
+_BESSEL_TERM = "n / (n - 1) * "
+
+
+def biased_variance() -> Iterator[Edit]:
+    """The edits that make batch norm's variance the plain ``1/n`` one, the lecture's
+    ``1/(n-1)`` (Bessel's correction) gone from the forward pass, the prose and the answers."""
+    yield Sub(
+        "variance with Bessel's correction `1/(n-1)`,",
+        "the plain variance `1/n` (no Bessel's correction),",
+    )
+    yield Sub(
+        line(
+            "bnvar = 1/(n-1) * bndiff2.sum(0, keepdim=True)",
+            "(1, 64): variance, Bessel's correction",
+        ),
+        line("bnvar = 1/n * bndiff2.sum(0, keepdim=True)", "(1, 64): variance, divided by n"),
+    )
+    yield Swap("### `bndiff2`: a sum, with Bessel's correction", BIASED_DBNDIFF2)
+    yield Swap("# dbndiff2: dL/dbndiff2", BIASED_DBNDIFF2_CELL)
+    # exercise 3: the fused gradient without the n/(n-1)
+    yield Sub(
+        "`dhpreact`; with Bessel's correction in the variance,",
+        "`dhpreact`; with the plain variance,",
+    )
+    yield Sub("- n/(n-1) x̂ Σ(dy x̂))`", "- x̂ Σ(dy x̂))`")
+    yield Sub(
+        "`var` with `unbiased=True` is the `1/(n-1)` variance",
+        "`var` with `unbiased=False` is the `1/n` variance",
+    )
+    yield Sub(
+        "hprebn.var(0, keepdim=True, unbiased=True) + 1e-5)",
+        "hprebn.var(0, keepdim=True, unbiased=False) + 1e-5)",
+    )
+    yield Sub(
+        " The n/(n-1) comes from Bessel's correction in the variance.",
+        " This variance has no Bessel's correction: no n/(n-1).",
+    )
+    for indent in ("    ", ""):  # the step's first: the unindented text is in both
+        yield Sub(
+            f"{indent}# hint dhprebn: dhprebn = bngain * bnvar_inv / n * (n * ____ - ____.sum(0) - {_BESSEL_TERM}",
+            f"{indent}# hint dhprebn: dhprebn = bngain * bnvar_inv / n * (n * ____ - ____.sum(0) - ",
+        )
+        yield Sub(
+            f"{indent}dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - {_BESSEL_TERM}",
+            f"{indent}dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - ",
+        )
+    # exercise 4: the training step and the calibration
+    yield Sub(
+        "bnvar = hprebn.var(0, keepdim=True, unbiased=True)",
+        "bnvar = hprebn.var(0, keepdim=True, unbiased=False)",
+    )
+    yield Sub(
+        "(`mean`, `var` with Bessel's correction)", "(`mean`, `var` without Bessel's correction)"
+    )
+    yield Sub(
+        " n/(n-1) is Bessel's correction.\n",
+        " No n/(n-1): this variance has no Bessel's correction.\n",
+    )
+    yield Sub(
+        "hpre.var(0, keepdim=True, unbiased=True)", "hpre.var(0, keepdim=True, unbiased=False)"
+    )
+
+
+# --- the loss: cross-entropy with label smoothing ---------------------------------------------
+LECTURE_LOGPROBS = """\
+### `logprobs`
+
+`loss = -logprobs[range(n), Yb].mean()` picks one entry per row, the log-probability of the right next character, and
+averages their negatives. So only those 32 entries matter: an entry that is not picked never reaches the loss, and its
+gradient is 0. For the picked ones, recall the slope of a mean: in `m = (x1 + ... + xk) / k` every `xi` has slope
+`1/k`, and a minus sign in front, `-m`, flips the sign of every slope."""
+
+SMOOTHED_LOGPROBS = """\
+### `logprobs`
+
+With label smoothing, the target of a row is not one character but a distribution, `targets`: `1 - smoothing` on the
+right next character plus `smoothing / 27` on every one of the 27 (so each row sums to 1). The loss weighs each
+log-probability by its target, sums each row and averages the rows' negated sums:
+`loss = -(targets * logprobs).sum(1).mean()`. So every entry of `logprobs` reaches the loss, through a product with a
+constant (slope: the constant), a row sum (slope 1) and a mean over `n` rows (slope `1/n`), with a minus sign in front."""
+
+SMOOTHED_LOGPROBS_CELL = """\
+# dlogprobs: dL/dlogprobs, shape (32, 27)
+# dlogprobs full: -targets / n, every entry; shape (32, 27) like logprobs
+# hint dlogprobs: `logprobs` is used once, in `loss = -(targets * logprobs).sum(1).mean()`. Every \
+entry reaches the loss: multiplied by its target, summed over its row, averaged over the batch.
+# hint dlogprobs: Chain the three slopes: d(targets * x) / dx = targets, a row sum passes its gradient \
+to each entry with slope 1, and the mean over `n` rows gives each row 1/n; the minus sign flips it all.
+# hint dlogprobs: dlogprobs = -____ / ____
+### BEGIN SOLUTION
+dlogprobs = -targets / n
+### END SOLUTION
+cmp('logprobs', dlogprobs, logprobs)"""
+
+SMOOTHED_EXERCISE_2 = """\
+# Exercise 2: the cross-entropy gradient in one line
+
+Nine steps led from `logits` to `loss`. Do the algebra once on paper and they collapse: for one example with
+probabilities `p = softmax(logits)` and target distribution `q` (a row of `targets`), the gradient of
+`-Σ_j q[j] log p[j]` with respect to `logits[j]` is `p[j] - q[j]`, since the `q[j]` sum to 1. Averaging over the batch
+divides by `n`. First, the fused forward pass: `F.cross_entropy` with `label_smoothing=smoothing` gives the same loss
+as our steps."""
+
+SMOOTHED_DLOGITS_CELL = """\
+# dlogits: dL/dlogits, shape (32, 27)
+# dlogits full: softmax of the logits, minus the targets, divided by n; shape (32, 27)
+# hint dlogits: The steps from `logits` to `loss` are one function: the mean over the batch of \
+-Σ targets * log softmax. Differentiate it in one go. Each row's gradient starts from its own \
+probabilities, the targets are taken away, and the mean scales everything.
+# hint dlogits: For one row with p = softmax(logits[i]) and targets q (summing to 1): \
+d(-Σ_j q[j] log p[j]) / d logits[i, j] = p[j] - q[j]. The mean over the `n` rows divides by n.
+# hint dlogits: dlogits = F.softmax(____, 1) - ____
+# hint dlogits+: dlogits /= ____
+### BEGIN SOLUTION
+dlogits = F.softmax(logits, 1) - targets
+dlogits /= n
+### END SOLUTION
+cmp('logits (fused)', dlogits, logits)"""
+
+SMOOTHED_PICTURE = """\
+What the gradient looks like: on the left the logits of the batch (noise, at initialisation), on the right `dlogits`.
+Each row has one dark cell, the target, pulled up by `1 - smoothing + smoothing/27 - p[y]`; every other character is
+pushed down by what the network gave it beyond its `smoothing/27`. Push and pull balance: each row of `dlogits` sums to
+zero."""
+
+
+def label_smoothing(smoothing: float) -> Iterator[Edit]:
+    """The edits that make the loss the cross-entropy with label smoothing ``smoothing``."""
+    yield Sub(
+        "and the cross-entropy loss. The names",
+        "and the cross-entropy loss with label smoothing. The names",
+    )
+    yield Sub(
+        "take the log, average the target entries)",
+        "take the log, weigh it by the smoothed targets)",
+    )
+    yield Sub(
+        "# cross-entropy loss, one step at a time\n",
+        f"# cross-entropy loss with label smoothing, one step at a time\nsmoothing = {smoothing}\n",
+    )
+    yield Sub(
+        line("loss = -logprobs[range(n), Yb].mean()", "a number"),
+        line("targets = torch.full((n, vocab_size), smoothing / vocab_size)", "(32, 27): smoothed")
+        + "\n"
+        + line("targets[range(n), Yb] += 1 - smoothing", "each row sums to 1")
+        + "\n"
+        + line("loss = -(targets * logprobs).sum(1).mean()", "a number"),
+    )
+    yield Sub(LECTURE_LOGPROBS, SMOOTHED_LOGPROBS)
+    yield Swap("# dlogprobs: dL/dlogprobs", SMOOTHED_LOGPROBS_CELL)
+    yield Swap("# Exercise 2: the cross-entropy gradient in one line", SMOOTHED_EXERCISE_2)
+    yield Sub(
+        "loss_fast = F.cross_entropy(logits, Yb)",
+        "loss_fast = F.cross_entropy(logits, Yb, label_smoothing=smoothing)",
+    )
+    yield Swap(
+        "# dlogits full: softmax of the logits, minus 1 at each target", SMOOTHED_DLOGITS_CELL
+    )
+    yield Swap("Each row has one dark cell, the target,", SMOOTHED_PICTURE)
+    # exercise 4's training step
+    yield Sub(
+        "    loss = F.cross_entropy(logits, Yb)\n",
+        "    loss = F.cross_entropy(logits, Yb, label_smoothing=smoothing)\n",
+    )
+    yield Sub(
+        "    # hint dlogits: `loss = F.cross_entropy(logits, Yb)` is the fused cross-entropy: use your gradient from exercise 2, here with this function's `n`, `logits` and `Yb`.\n"
+        "    # hint dlogits: For one row with p = softmax(logits[i]) and target y: d(-log p[y]) / d logits[i, j] = p[j] - 1 when j == y, and p[j] otherwise; the mean over the `n` rows divides by n.\n"
+        "    # hint dlogits: dlogits = F.softmax(____, 1)\n"
+        "    # hint dlogits+: dlogits[range(n), Yb] -= ____\n"
+        "    # hint dlogits+: dlogits /= ____\n",
+        "    # hint dlogits: `loss = F.cross_entropy(logits, Yb, label_smoothing=smoothing)` is the fused cross-entropy with label smoothing: your gradient from exercise 2, with this function's `n`, `logits` and `Yb`, and the targets made here from `Yb`.\n"
+        "    # hint dlogits: For one row with p = softmax(logits[i]): p[j] minus the row's target q[j], which is smoothing / vocab_size for every j plus 1 - smoothing at j == Yb[i]; the mean over the `n` rows divides by n.\n"
+        "    # hint dlogits: dlogits = F.softmax(____, 1)\n"
+        "    # hint dlogits+: dlogits[range(n), Yb] -= ____\n"
+        "    # hint dlogits+: dlogits -= ____\n"
+        "    # hint dlogits+: dlogits /= ____\n",
+    )
+    yield Sub(
+        "    dlogits[range(n), Yb] -= 1\n    dlogits /= n\n",
+        "    dlogits[range(n), Yb] -= 1 - smoothing\n    dlogits -= smoothing / vocab_size\n    dlogits /= n\n",
+    )
+
+
+# --- sizes, order, and what the lecture measured ----------------------------------------------
+_SHAPE = re.compile(r"\((\d+(?:, \d+)*)(,?)\)")
+_WORDS = {3: "three", 4: "four"}
+
+
+def _resized(text: str, v: Makemore) -> str:
+    """``text`` with the lecture's sizes in its shapes (n_embd 10, n_hidden 64, block_size 3, so
+    30 for the concatenated embeddings) and sentences made ``v``'s."""
+
+    def shape(m: re.Match) -> str:
+        dims = [int(d) for d in m.group(1).split(", ")]
+        sizes = {64: v.n_hidden, 30: v.n_embd * v.block_size, 10: v.n_embd}
+        if len(dims) == 3:
+            sizes[3] = v.block_size
+        return "(" + ", ".join(str(sizes.get(d, d)) for d in dims) + m.group(2) + ")"
+
+    text = _SHAPE.sub(shape, text)
+    three = _WORDS[v.block_size]
+    for old, new in (
+        ("n_embd = 10 ", f"n_embd = {v.n_embd:<2} "),
+        ("n_hidden = 64 ", f"n_hidden = {v.n_hidden:<2} "),
+        ("block_size=3)", f"block_size={v.block_size})"),
+        ("block_size = 3\n", f"block_size = {v.block_size}\n"),
+        ("the three previous characters", f"the {three} previous characters"),
+        ("the three context characters'", f"the {three} context characters'"),
+        ("all 64 pre-activations", f"all {v.n_hidden} pre-activations"),
+        ("the shapes that had 64 in", f"the shapes that had {v.n_hidden} in"),
+    ):
+        text = text.replace(old, new)
+    return text
+
+
+def resized(sources: list[str], v: Makemore) -> list[str]:
+    """Every cell with ``v``'s sizes; unchanged for the lecture's."""
+    default = Makemore()
+    same = (v.n_embd, v.n_hidden, v.block_size) == (
+        default.n_embd,
+        default.n_hidden,
+        default.block_size,
+    )
+    return sources if same else [_resized(text, v) for text in sources]
+
+
+def reordered(sources: list[str], order: tuple[tuple[str, ...], ...]) -> list[str]:
+    """Every cell that answers a group of :data:`GROUPS` with its answers in ``order``: their
+    comment blocks, solution lines and checks."""
+    out = list(sources)
+    for lecture, wanted in zip(GROUPS, order, strict=True):
+        if tuple(wanted) == lecture:
+            continue
+        i = next(i for i, t in enumerate(out) if t.startswith(f"# {lecture[0]}: dL/{lecture[0]}"))
+        out[i] = _reorder_cell(out[i], wanted)
+    return out
+
+
+def _reorder_cell(text: str, wanted: tuple[str, ...]) -> str:
+    """One answer cell of a group, its three answers in the ``wanted`` order."""
+    head, rest = text.split("### BEGIN SOLUTION\n")
+    body, checks = rest.split("### END SOLUTION\n")
+    blocks = re.split(r"(?m)^(?=# d\w+: dL/)", head)[1:]
+    by_name = {b.split(":")[0][2:]: b for b in blocks}
+    lines = {ln.split(" = ")[0]: ln for ln in body.splitlines(keepends=True)}
+    cmps = {"d" + ln.split("'")[1]: ln for ln in checks.splitlines()}
+    if set(by_name) != set(wanted) or set(lines) != set(wanted) or set(cmps) != set(wanted):
+        raise ValueError(f"the cell of {wanted} is not one line per answer")
+    return (
+        "".join(by_name[n] for n in wanted)
+        + "### BEGIN SOLUTION\n"
+        + "".join(lines[n] for n in wanted)
+        + "### END SOLUTION\n"
+        + "\n".join(cmps[n] for n in wanted)
+        + ("\n" if checks.endswith("\n") else "")
+    )
+
+
+def lecture_numbers() -> Iterator[Edit]:
+    """The lecture's losses told as the lecture's, not as this network's."""
+    yield Sub(
+        "The lecture reports about 2.07 on the training set and 2.11 on the validation set after "
+        "the full 200,000 steps.\n",
+        "The lecture's network (`tanh`, batch norm with Bessel's correction, the plain "
+        "cross-entropy) reaches about 2.07 on the\ntraining set and 2.11 on the validation set after "
+        "the full 200,000 steps. This one is a variant of it: expect numbers\nnear those, not the "
+        "same.\n",
+    )
+
+
+def edits(v: Makemore) -> list[Edit]:
+    """The edits that make the lecture's notebook ``v``'s (sizes and order come after them)."""
+    out: list[Edit] = []
+    if v.activation != "tanh":
+        out += activation(v.activation)
+    if v.norm == "batchnorm-biased":
+        out += biased_variance()
+    if v.loss == "label-smoothing":
+        out += label_smoothing(v.smoothing)
+    if v != Makemore():
+        out += lecture_numbers()
+    return out

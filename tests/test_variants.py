@@ -1,0 +1,179 @@
+"""Notebook 03's variants (#26): drawn from a seed, made from the lecture's notebook by edits, the
+lecture's notebook itself for the default, and every drawn solution's gradients equal to
+autograd's."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
+
+import matplotlib
+import nbformat
+import pytest
+
+from checks import session
+from checks.authoring.variants import build, makemore
+from checks.authoring.variants.edits import EditError, Sub, apply
+from checks.authoring.variants.spec import (
+    ACTIVATIONS,
+    GROUPS,
+    LOSSES,
+    NORMS,
+    Makemore,
+    draw,
+)
+from checks.verdict import Result
+
+matplotlib.use("Agg")
+SEEDS = range(50)
+SHAPE = re.compile(r"^# (d\w+): dL/d\w+, shape (\([\d, ]*\))$", re.M)
+LAST_CHECK = "loss4.backward("  # the cell of exercise 4's last check against autograd
+
+
+def _run(nb: nbformat.NotebookNode, answers: dict[str, str] | None = None) -> tuple[dict, list]:
+    """Run ``nb``'s code cells in this process up to exercise 4's last check, each solution line
+    ``dX = ...`` of ``answers`` replaced by the learner's; the namespace and the checks' results."""
+    session.reset()
+    namespace: dict = {"__name__": "__main__"}
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        source = cell.source
+        for name, line in (answers or {}).items():
+            source = re.sub(rf"(?m)^{name} = .*$", lambda _, line=line: line, source)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(source, "<cell>", "exec"), namespace)
+        if LAST_CHECK in source:
+            break
+    return namespace, session.results()
+
+
+@pytest.fixture(autouse=True)
+def _few_steps(monkeypatch):
+    monkeypatch.setenv("WORKBOOK_STEPS", "20")
+
+
+def test_the_default_variant_makes_no_edit_and_sizes_map_to_themselves():
+    lecture = [c.source for c in build.lecture().cells]
+    assert build.sources(Makemore()) == lecture
+    # the shapes' rewriting, forced on the lecture's own sizes, gives every cell back unchanged
+    assert [makemore._resized(text, Makemore()) for text in lecture] == lecture
+
+
+def test_a_seed_draws_one_variant_and_never_the_lectures_answers():
+    drawn = [draw(seed) for seed in range(200)]
+    assert drawn[:20] == [draw(seed) for seed in range(20)]
+    assert not any(v.answers_differ is False for v in drawn)
+    for axis, values in (("activation", ACTIVATIONS), ("norm", NORMS), ("loss", LOSSES)):
+        assert {getattr(v, axis) for v in drawn} == set(values), axis
+    assert {v.order for v in drawn} > {GROUPS}
+    assert all(Makemore.from_metadata(v.to_metadata()) == v for v in drawn)
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"activation": "swish"}, "activation 'swish'"),
+        ({"loss": "label-smoothing"}, "smoothing 0.0"),
+        ({"smoothing": 0.1}, "smoothing 0.1"),
+        ({"order": (("dh", "dW2"), GROUPS[1], GROUPS[2])}, "order"),
+    ],
+)
+def test_a_variant_that_cannot_be_is_refused(bad, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Makemore(**bad)
+    with pytest.raises(ValueError, match="no colour"):
+        Makemore.from_metadata({"colour": "red"})
+
+
+def test_an_edit_that_no_longer_fits_the_notebook_stops_the_generator():
+    with pytest.raises(EditError, match="0 cells"):
+        apply(["a = 1", "b = 2"], [Sub("c = 3", "c = 4")])
+    with pytest.raises(EditError, match="more than once"):
+        apply(["a = 1; a = 1"], [Sub("a = 1", "a = 2")])
+
+
+def test_every_variant_of_50_seeds_matches_autograd_with_its_shapes_as_written():
+    lecture_checks = set(build.checks(Makemore()))
+    for seed in SEEDS:
+        v = draw(seed)
+        nb = build.solution(v, seed=seed)
+        namespace, results = _run(nb)
+        failed = [f"{r.name}: {r.mistake} {r.hint}" for r in results if not r.ok]
+        assert not failed, (seed, v, failed)
+        assert {r.name for r in results} == lecture_checks == set(build.checks(v)), seed
+        written = [(m[1], m[2]) for c in nb.cells for m in SHAPE.finditer(c.source)]
+        assert len(written) == 28  # exercise 1's 26 answers, 2's and 3's
+        for name, shape in written:
+            assert str(tuple(namespace[name].shape)) == shape, (seed, name)
+
+
+def _failed(v: Makemore, answers: dict[str, str]) -> dict[str, Result]:
+    return {r.name: r for r in _run(build.solution(v), answers)[1] if not r.ok}
+
+
+def test_the_lectures_answer_fails_a_variant_and_its_slips_are_named():
+    relu = Makemore(activation="relu")
+    lecture_slope = _failed(relu, {"dhpreact": "dhpreact = (1.0 - h**2) * dh"})
+    assert "hpreact" in lecture_slope
+    assert lecture_slope["hpreact"].mistake != "upstream"
+    sign = _failed(relu, {"dhpreact": "dhpreact = (hpreact > 0) * -dh"})
+    assert sign["hpreact"].mistake == "sign"
+    assert {r.mistake for name, r in sign.items() if name != "hpreact"} <= {"upstream"}
+    smoothed = Makemore(loss="label-smoothing", smoothing=0.1)
+    one_hot = _failed(
+        smoothed,
+        {"dlogprobs": "dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = -1.0 / n"},
+    )
+    assert "logprobs" in one_hot and one_hot["logprobs"].mistake != "upstream"
+    bessel = _failed(
+        Makemore(norm="batchnorm-biased"),
+        {"dbndiff2": "dbndiff2 = 1.0 / (n - 1) * torch.ones_like(bndiff2) * dbnvar"},
+    )
+    assert bessel["bndiff2"].mistake == "bessel"
+
+
+def test_a_variants_student_copy_and_ladders_come_from_its_solution():
+    v = replace(draw(3), activation="gelu", loss="label-smoothing", smoothing=0.2)
+    student = build.student(v, seed=3)
+    code = "\n".join(c.source for c in student.cells if c.cell_type == "code")
+    assert "BEGIN SOLUTION" not in code and "torch.erf(hpreact" not in code
+    assert "dhpreact = ...  # TODO" in code
+    meta = student.metadata["backprop-workbook"]
+    assert meta["variant"]["seed"] == 3
+    assert Makemore.from_metadata({k: x for k, x in meta["variant"].items() if k != "seed"}) == v
+    assert meta["checks"] == build.checks(v)
+    ladders = build.ladders(v)
+    first = ladders["dhpreact"][0]
+    assert "F.gelu(hpreact)" in first["rungs"][0] and "torch.erf(hpreact" in first["solution"]
+    assert [lad["check"] for lad in ladders["dlogits"]] == ["logits", "logits (fused)", "dlogits"]
+    assert "targets" in ladders["dlogits"][1]["solution"]
+
+
+@pytest.mark.slow
+def test_a_generated_solution_passes_nbval(tmp_path):
+    v = Makemore(
+        activation="gelu",
+        norm="batchnorm-biased",
+        loss="label-smoothing",
+        smoothing=0.05,
+        n_embd=12,
+        n_hidden=48,
+        block_size=4,
+        order=tuple(tuple(reversed(g)) for g in GROUPS),
+    )
+    nbformat.write(build.solution(v, seed=1), tmp_path / "variant.ipynb")
+    env = {**os.environ, "WORKBOOK_STEPS": "50", "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        + ["--nbval-lax", "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert re.search(r"\b\d+ passed\b", proc.stdout)
