@@ -1,7 +1,7 @@
 """The workbook's one command: ``backprop-workbook start [DIR]`` and ``check NOTEBOOK`` for a
-learner; ``grade``, ``export``, ``feedback`` and ``class-wheel`` for an instructor; ``student``
-for an author. Each of the last five is its module's own command line (``python -m checks.grade``
-and the others work as well)."""
+learner; ``grade``, ``export``, ``feedback``, ``variants`` and ``class-wheel`` for an instructor;
+``student`` for an author. Each of the last six is its module's own command line (``python -m
+checks.grade`` and the others work as well)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,10 @@ PASSED_ON = {
         "(instructors) Canvas, Gradescope or GitHub Classroom files",
     ),
     "feedback": ("checks.grading.feedback", "(instructors) one feedback page per learner"),
+    "variants": (
+        "checks.authoring.handout",
+        "(instructors) hand out notebook 03 with a variant of its own to each learner of a roster",
+    ),
     "class-wheel": (
         "checks.authoring.classwheel",
         "(instructors) build the workbook's wheel for a class: no solutions, reveal off",
@@ -39,10 +43,17 @@ def _missing_grade_needs(command: str) -> bool:
     """Say which of the grader's packages are missing, if any (``[grade]`` installs them)."""
     missing = [m for m in GRADE_NEEDS if importlib.util.find_spec(m) is None]
     if missing:
+        what = "writes notebooks" if command == "variants" else "runs the grader"
+        learner = (
+            ""
+            if command == "variants"
+            else (
+                " Without it, run the notebook top to bottom and call summary() in its last cell."
+            )
+        )
         print(
-            f"backprop-workbook {command} runs the grader, which needs {', '.join(missing)}: "
-            "pip install 'backprop-workbook[grade]'. Without it, run the notebook top to "
-            "bottom and call summary() in its last cell.",
+            f"backprop-workbook {command} {what}, which needs {', '.join(missing)}: "
+            f"pip install 'backprop-workbook[grade]'.{learner}",
             file=sys.stderr,
         )
     return bool(missing)
@@ -50,7 +61,7 @@ def _missing_grade_needs(command: str) -> bool:
 
 def _passed_on(command: str, argv: list[str]) -> int:
     """Run ``command``'s module's own command line on ``argv``."""
-    if command == "grade" and _missing_grade_needs(command):
+    if command in ("grade", "variants") and _missing_grade_needs(command):
         return 2
     module = importlib.import_module(PASSED_ON[command][0])
     return module.main(argv)

@@ -45,6 +45,7 @@ GRADE_STAGES = (
 )
 GRADE_ONLY = {f"checks.grading.{stage}" for stage in GRADE_STAGES} | {
     "checks.authoring.student",
+    "checks.authoring.handout",
     "checks.authoring.variants.build",
     "checks.grade",
     "checks.student",

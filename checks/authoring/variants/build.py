@@ -9,7 +9,7 @@ from checks.authoring.student import notebook_ladders, student_notebook
 from checks.authoring.variants import makemore
 from checks.authoring.variants.edits import apply
 from checks.authoring.variants.spec import GROUPS, Makemore
-from checks.paths import METADATA, ROOT
+from checks.paths import INSTALL_SOURCE, METADATA, ROOT
 from checks.session import shown_checks
 
 NOTEBOOK = "03-makemore-backprop"
@@ -52,9 +52,12 @@ def checks(v: Makemore, root=ROOT) -> list[str]:
     return names
 
 
-def student(v: Makemore, seed: int | None = None, root=ROOT) -> nbformat.NotebookNode:
-    """``v``'s student copy: its solution stubbed, the variant and its checks in the metadata."""
-    nb = student_notebook(solution(v, seed, root))
+def student(
+    v: Makemore, seed: int | None = None, root=ROOT, source: str = INSTALL_SOURCE
+) -> nbformat.NotebookNode:
+    """``v``'s student copy: its solution stubbed, the variant and its checks in the metadata
+    (``source``: what its install cell installs)."""
+    nb = student_notebook(solution(v, seed, root), source=source)
     nb.metadata[METADATA] = {
         **nb.metadata.get(METADATA, {}),
         "checks": checks(v, root),
