@@ -39,6 +39,7 @@ _WHERE = {
     "adamw_slips": "checks.optim",
     **dict.fromkeys(["drawn", "setting"], "checks.inputs"),
     "training": "checks.loops",
+    "variant": "checks.variants",
     **dict.fromkeys(["check_numeric", "numgrad"], "checks.numeric"),
     **dict.fromkeys(["NotWritten", "WrongDtype", "require"], "checks.placeholders"),
 }
@@ -78,6 +79,7 @@ __all__ = [
     "drawn",
     "drill",
     "expect",
+    "variant",
     "hint",
     "progress",
     "numgrad",

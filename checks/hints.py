@@ -29,11 +29,10 @@ from functools import cache
 from pathlib import Path
 
 from checks import kernel, practice, session
-from checks.paths import METADATA, class_edition
+from checks.paths import HINTS, METADATA, class_edition
 from checks.render.html import NOTE, code_html, esc
 from checks.verdict import Result
 
-HINTS = Path(__file__).resolve().parent / "hints"
 RUNG_NAMES = ("the idea", "the local derivative", "a skeleton")
 MARKER = METADATA  # the key of a shown hint's output metadata
 _USED: collections.Counter = collections.Counter()  # (notebook, answer, which) -> deepest rung
@@ -45,6 +44,8 @@ _REVEALED: set[tuple[str, str, int]] = set()
 # had from an earlier drill, which say nothing of this one
 DRILL = "drill"
 _LIVE: dict[str, dict[str, list[dict]]] = {}
+# a notebook's ladders as this kernel's variant of it has them (checks.variants), by notebook
+_OWN: dict[str, dict[str, list[dict]]] = {}
 _OFFERED: dict[str, object] = {}
 
 
@@ -59,7 +60,13 @@ def _files() -> dict[str, dict[str, list[dict]]]:
 
 def _ladders() -> dict[str, dict[str, list[dict]]]:
     """The notebooks' ladders and the latest drill's."""
-    return {**_files(), **_LIVE}
+    return {**_files(), **_OWN, **_LIVE}
+
+
+def offer_own(notebook: str, ladders: dict[str, list[dict]]) -> None:
+    """Make ``ladders`` (by answer name) ``notebook``'s in this kernel: a variant's
+    (:func:`checks.variants.variant`) in place of the lecture's."""
+    _OWN[notebook] = ladders
 
 
 def offer(ladders: dict[str, list[dict]]) -> None:
@@ -231,6 +238,8 @@ def _evidence(candidates: list[str]) -> dict[str, tuple]:
     for nb in candidates:
         own = [ran[c] for c in checks[nb] - shared if c in ran]
         is_open = bool(stem) and nb.split("-")[0] == stem
+        # a kernel that was told its variant of a notebook works on it, where no path says which
+        is_open = is_open or (nb in _OWN and not stem)
         if nb in _LIVE:  # a drill is as open as the notebook it was drawn in, and newer
             is_open, own = True, [*own, _OFFERED["at"]]
         found[nb] = (is_open, max(own, default=(-2, -1)), len(own), -_gaps(nb, ran))

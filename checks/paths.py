@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+HINTS = PACKAGE / "hints"  # the hint ladders, generated from the solutions (checks.hints)
 
 
 def _checkout(folder: Path) -> Path | None:

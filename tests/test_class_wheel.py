@@ -66,6 +66,10 @@ def test_the_wheel_holds_the_notebooks_and_ladders_but_no_solution(wheel):
             full = json.loads((HINTS / f"{nb.stem}.json").read_text())
             assert ladders == without_solution_lines(full) and ladders.keys() == full.keys()
     assert not [n for n in names if "solutions/" in n]
+    with zipfile.ZipFile(wheel) as z:
+        changed = json.loads(z.read("checks/hints/variants/03-makemore-backprop.json"))
+    full = json.loads((HINTS / "variants" / "03-makemore-backprop.json").read_text())
+    assert changed == without_solution_lines(full) and "relu" in changed["activation"]
     # the variants' edits hold every variant's answers: none of them travels to a class
     assert not [n for n in names if n.startswith("checks/authoring/variants/")]
     assert "checks/authoring/student.py" in names
@@ -78,6 +82,8 @@ def test_a_learner_on_the_class_wheel_checks_and_hints_without_reveal(installed,
         import json, torch, checks, checks.paths as p
         from checks.compare import expected_checks
         h, rung = checks.hint("counts", reveal=True), checks.hint("counts")
+        checks.variant(activation="relu", n_hidden=48)  # a variant's notebook says this
+        relu = checks.hint("hpreact")
         a = torch.randn(3, generator=torch.Generator().manual_seed(0), requires_grad=True)
         (a * a).sum().backward()
         right = checks.cmp("a", 2 * a.detach(), a, quiet=True)
@@ -86,17 +92,20 @@ def test_a_learner_on_the_class_wheel_checks_and_hints_without_reveal(installed,
             "file": checks.__file__, "checkout": p.CHECKOUT is None, "wheel": p.class_wheel(),
             "solutions": p.SOLUTIONS.exists(), "edition": p.class_edition(),
             "checks": expected_checks("03-makemore-backprop"), "hint": str(h),
-            "rung": str(rung), "cmp": [right.ok, wrong.ok],
+            "rung": str(rung), "cmp": [right.ok, wrong.ok], "relu": str(relu),
         }))
     """)
     proc = _run(installed, tmp_path, "-c", script)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    seen = json.loads(proc.stdout)
+    said, last = proc.stdout.splitlines()[-2:]
+    seen = json.loads(last)
+    assert said.startswith("your variant of notebook 03: relu, batch norm with Bessel's")
     assert seen["file"].startswith(str(installed)) and seen["checkout"] and seen["wheel"]
     assert not seen["solutions"] and seen["edition"]
     assert seen["checks"] == expected_checks("03-makemore-backprop") and len(seen["checks"]) == 35
     assert "off for this course" in seen["hint"] and solution not in seen["hint"]
     assert "(1 of 3" in seen["rung"] and seen["cmp"] == [True, False]
+    assert "torch.relu(hpreact)" in seen["relu"]
 
 
 @pytest.mark.parametrize(
@@ -129,10 +138,14 @@ def test_audit_names_a_solution_left_inside(tmp_path):
         z.writestr("checks/workbook/notebooks/03-makemore-backprop.ipynb", "{}")
         z.writestr("checks/workbook/solutions/03-makemore-backprop.ipynb", "{}")
         z.writestr("checks/authoring/variants/makemore.py", "")
+        z.writestr(
+            "checks/hints/variants/03.json", json.dumps({"a": {"b": {"dh": [{"solution": ""}]}}})
+        )
         z.writestr("checks/hints/03.json", json.dumps({"dh": [{"rungs": [], "solution": "x"}]}))
     assert audit(leaky) == [
         "checks/workbook/solutions/03-makemore-backprop.ipynb is inside",
         "checks/authoring/variants/makemore.py is inside",
+        "checks/hints/variants/03.json holds solution lines",
         "checks/hints/03.json holds solution lines",
         "checks/edition.json is missing",
     ]

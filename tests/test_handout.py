@@ -13,8 +13,8 @@ import pytest
 
 from checks.authoring.handout import NOTEBOOK, RECORD, TABLE, main, variant_of
 from checks.authoring.variants import build
-from checks.authoring.variants.spec import Makemore
 from checks.cli import main as cli
+from checks.variants import Makemore
 
 CLASS = [("ada", "Ada Lovelace"), ("bo", "Bo Diddley"), ("cy", "Cy Young"), ("di", "Di Fontaine")]
 

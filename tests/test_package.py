@@ -42,6 +42,7 @@ GRADE_STAGES = (
     "review",
     "run",
     "similarity",
+    "variants",
 )
 GRADE_ONLY = {f"checks.grading.{stage}" for stage in GRADE_STAGES} | {
     "checks.authoring.student",

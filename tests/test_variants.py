@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import subprocess
@@ -16,16 +17,21 @@ import matplotlib
 import nbformat
 import pytest
 
-from checks import session
-from checks.authoring.variants import build, makemore
+from checks import hint, hints, session
+from checks.authoring.variants import build
 from checks.authoring.variants.edits import EditError, Sub, apply
-from checks.authoring.variants.spec import (
+from checks.grading.exercise import load_exercise
+from checks.grading.review import source_reviews
+from checks.paths import HINTS
+from checks.variants import (
     ACTIVATIONS,
     GROUPS,
     LOSSES,
     NORMS,
     Makemore,
     draw,
+    ladders,
+    resized,
 )
 from checks.verdict import Result
 
@@ -60,7 +66,7 @@ def test_the_default_variant_makes_no_edit_and_sizes_map_to_themselves():
     lecture = [c.source for c in build.lecture().cells]
     assert build.sources(Makemore()) == lecture
     # the shapes' rewriting, forced on the lecture's own sizes, gives every cell back unchanged
-    assert [makemore._resized(text, Makemore()) for text in lecture] == lecture
+    assert [resized(text, Makemore()) for text in lecture] == lecture
 
 
 def test_a_seed_draws_one_variant_and_never_the_lectures_answers():
@@ -177,3 +183,48 @@ def test_a_generated_solution_passes_nbval(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert re.search(r"\b\d+ passed\b", proc.stdout)
+
+
+def test_a_variants_own_constants_are_no_pasted_answer_but_numbers_beyond_them_are(tmp_path):
+    path = tmp_path / "03-makemore-backprop.ipynb"
+    nbformat.write(build.solution(Makemore(activation="gelu")), path)
+    ex = load_exercise(path)
+    right = {a.index: a.solution for a in ex.answers}
+    assert source_reviews(ex, right) == {}  # GELU's slope writes out eight numbers of its own
+    cell = next(a for a in ex.answers if a.names == ["dhpreact"])
+    numbers = ", ".join(f"{x / 100:.2f}" for x in range(40))
+    pasted = {**right, cell.index: f"{cell.solution}\ndhpreact += torch.tensor([{numbers}])"}
+    assert source_reviews(ex, pasted) == {
+        "ex1/dhpreact": "the cell writes out 40 numbers (an answer pasted as numbers?)"
+    }
+
+
+def test_the_kernels_ladders_of_a_variant_are_those_of_its_notebook():
+    lecture = json.loads((HINTS / "03-makemore-backprop.json").read_text())
+    changed = build.changed_ladders()
+    for seed in SEEDS:
+        v = draw(seed)
+        assert ladders(v, lecture, changed) == build.ladders(v), seed
+    assert ladders(Makemore(), lecture, changed) == lecture
+
+
+def test_a_variants_notebook_announces_it_and_hint_speaks_of_it(capsys):
+    v = Makemore(activation="sigmoid", loss="label-smoothing", smoothing=0.2, n_hidden=80)
+    imports = next(c.source for c in build.student(v, 9).cells if "variant(" in c.source)
+    assert (
+        'variant(activation="sigmoid", loss="label-smoothing", smoothing=0.2, n_hidden=80)'
+        in imports
+    )
+    hints.reset()
+    namespace: dict = {}
+    exec(compile(imports, "<cell>", "exec"), namespace)
+    assert (
+        "your variant of notebook 03: sigmoid, batch norm with Bessel's" in capsys.readouterr().out
+    )
+    try:
+        first = str(hint("hpreact"))
+        assert "torch.sigmoid(hpreact)" in first and "tanh" not in first
+        assert "smoothed" in str(hint("logprobs")) or "targets" in str(hint("logprobs"))
+    finally:
+        hints._OWN.clear()
+        hints.reset()

@@ -60,12 +60,23 @@ def class_pyproject(text: str) -> str:
     return text
 
 
-def without_solution_lines(ladders: dict) -> dict:
-    """A notebook's ladders (by answer name, a list each) with their rungs only."""
-    return {
-        name: [{k: v for k, v in ladder.items() if k != "solution"} for ladder in asked]
-        for name, asked in ladders.items()
-    }
+def without_solution_lines(ladders):
+    """Ladders (a notebook's by answer name, or a variant's by axis and choice) with their rungs
+    only: every ``solution`` key gone, at any depth."""
+    if isinstance(ladders, list):
+        return [without_solution_lines(x) for x in ladders]
+    if isinstance(ladders, dict):
+        return {k: without_solution_lines(v) for k, v in ladders.items() if k != "solution"}
+    return ladders
+
+
+def _holds_solution(ladders) -> bool:
+    """Whether ladders keep a ``solution`` key at any depth."""
+    if isinstance(ladders, list):
+        return any(map(_holds_solution, ladders))
+    return isinstance(ladders, dict) and (
+        "solution" in ladders or any(map(_holds_solution, ladders.values()))
+    )
 
 
 def class_sources(root: Path, into: Path) -> Path:
@@ -81,7 +92,7 @@ def class_sources(root: Path, into: Path) -> Path:
     shutil.rmtree(into / VARIANTS, ignore_errors=True)
     pyproject = into / "pyproject.toml"
     pyproject.write_text(class_pyproject(pyproject.read_text()))
-    for path in sorted((into / "checks" / "hints").glob("*.json")):
+    for path in sorted((into / "checks" / "hints").rglob("*.json")):
         stripped = without_solution_lines(json.loads(path.read_text()))
         path.write_text(json.dumps(stripped, indent=1) + "\n")
     (into / EDITION_FILE).write_text(json.dumps({"edition": "class"}) + "\n")
@@ -95,9 +106,8 @@ def audit(wheel: Path) -> list[str]:
         names = z.namelist()
         answers = ("checks/workbook/solutions/", f"{VARIANTS}/")
         problems = [f"{n} is inside" for n in names if n.startswith(answers)]
-        for name in (n for n in names if re.fullmatch(r"checks/hints/[^/]+\.json", n)):
-            ladders = json.loads(z.read(name))
-            if any("solution" in ladder for asked in ladders.values() for ladder in asked):
+        for name in (n for n in names if re.fullmatch(r"checks/hints/.+\.json", n)):
+            if _holds_solution(json.loads(z.read(name))):
                 problems.append(f"{name} holds solution lines")
         if EDITION_FILE not in names:
             problems.append(f"{EDITION_FILE} is missing")

@@ -4,7 +4,7 @@ instructor's record of who got what::
     backprop-workbook variants --roster roster.csv --out DIR [--variants 20] [--add]
 
 The roster is a CSV file with the columns ``id`` and ``name`` (others are kept out). The class
-draws ``--variants`` variants (:func:`checks.authoring.variants.spec.draw`) from its seed, and each
+draws ``--variants`` variants (:func:`checks.variants.draw`) from its seed, and each
 learner gets one of them by a hash of the class seed and the learner's id, so a class of 300 over
 20 variants costs the grader 20 reference runs. Written: ``DIR/<id>/03-makemore-backprop.ipynb``
 (the variant and the learner's id in its metadata), ``DIR/handout.json`` (the record the grader
@@ -30,11 +30,9 @@ import nbformat
 
 from checks.authoring.student import render
 from checks.authoring.variants import build
-from checks.authoring.variants.spec import Makemore, draw
 from checks.paths import INSTALL_SOURCE, METADATA
+from checks.variants import NOTEBOOK, RECORD, Makemore, draw, variant_of
 
-NOTEBOOK = "03-makemore-backprop.ipynb"
-RECORD = "handout.json"
 TABLE = "variants.csv"
 COLUMNS = ("id", "name")
 
@@ -169,13 +167,6 @@ def plan(learners: list[Learner], kept: dict | None, count: int, class_seed: int
     if faults:
         raise HandoutError("the roster does not match the hand-out: " + "; ".join(faults))
     return record
-
-
-def variant_of(record: dict, learner_id: str) -> tuple[int, Makemore]:
-    """A learner's variant in a hand-out's record: its seed and the variant."""
-    data = dict(record["variants"][record["learners"][learner_id]["variant"]])
-    seed = data.pop("seed")
-    return seed, Makemore.from_metadata(data)
 
 
 def write(out: Path, record: dict, source: str = INSTALL_SOURCE) -> list[Path]:

@@ -68,7 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         if a.self_check:
             return self_check(a.submissions[0], settings, a.only, a.fail_under, a.solutions)
         rows = grade(
-            a.submissions, a.out, settings, a.solutions, executor=a.executor, scheduler=a.scheduler
+            a.submissions,
+            a.out,
+            settings,
+            a.solutions,
+            executor=a.executor,
+            scheduler=a.scheduler,
+            handout=a.handout,
         )
     except SetupError as why:
         print(f"stopped before grading: {why}", file=sys.stderr)
@@ -98,6 +104,12 @@ def _parser() -> argparse.ArgumentParser:
         help="grade your own notebook and print the score",
     )
     p.add_argument("--solutions", type=Path, default=SOLUTIONS)
+    p.add_argument(
+        "--handout",
+        type=Path,
+        help="the folder of `backprop-workbook variants`: each learner graded against their own "
+        "variant of notebook 03 (the submission's folder name is the learner's id)",
+    )
     p.add_argument(
         "--only",
         default="",

@@ -38,7 +38,10 @@ from checks.grading.settings import Settings
 Todo = list[tuple[str, list[Path]]]  # each submission's name and notebooks
 # on a worker, one submission graded from folders of the task's own:
 # (submission, notebooks, settings, solutions, reference values, out) -> (rows, copies not graded)
-GradeOnWorker = Callable[[str, list[Path], Settings, Path, Path, Path], tuple[list[Row], list[str]]]
+# (and the hand-out of notebook 03's variants, if any)
+GradeOnWorker = Callable[
+    [str, list[Path], Settings, Path, Path, Path, "dict | None"], tuple[list[Row], list[str]]
+]
 
 
 class Setup(Protocol):
@@ -46,6 +49,9 @@ class Setup(Protocol):
     itself in: this module does not import it)."""
 
     exercises: dict[str, Exercise]
+    handout: dict | None
+
+    def all_exercises(self) -> list[Exercise]: ...
 
     def cache_of(self, ex: Exercise) -> Path: ...
 
@@ -62,6 +68,7 @@ class Shared:
 
     solutions: dict[str, bytes]
     references: dict[str, bytes]  # the cache file's name -> its bytes
+    handout: dict | None = None  # who was handed which variant of notebook 03
 
 
 def _files(nbs: list[Path]) -> dict[str, bytes]:
@@ -107,7 +114,9 @@ def _grade_in_folder(
                 (root / folder / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / folder / name).write_bytes(data)
         nbs = sorted(root / "sub" / name for name in files)
-        return grade_on_worker(sub, nbs, settings, root / "solutions", root / "cache", root / "out")
+        return grade_on_worker(
+            sub, nbs, settings, root / "solutions", root / "cache", root / "out", shared.handout
+        )
 
 
 def _died_rows(sub: str, nbs: list[Path], why: BaseException) -> list[Row]:
@@ -162,14 +171,16 @@ def grade_on_dask(
 def _shared(grader: Setup) -> Shared:
     """The solutions and the reference values (with the calibration marks) every worker gets."""
     references = {}
-    for ex in grader.exercises.values():
+    for ex in grader.all_exercises():
         # every exercise the submissions hold has had its reference run by now, and its solution
         # graded (a worker of the same set-up reads its time budget from that mark)
         for path in (grader.cache_of(ex), grader.calibration_mark(ex)):
             if path.exists():
                 references[path.name] = path.read_bytes()
     return Shared(
-        {ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()}, references
+        {ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()},
+        references,
+        grader.handout,
     )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from checks.grading import variants
 from checks.grading.assemble import NAMES, STATE, UNSET, Plan, assemble, same_value
 from checks.grading.cluster import grade_on_dask
 from checks.grading.exercise import (
@@ -95,12 +96,19 @@ def one_at_a_time(path: Path):
 
 class Grader:
     def __init__(
-        self, out: Path, settings: Settings, solutions: Path = SOLUTIONS, cache: Path | None = None
+        self,
+        out: Path,
+        settings: Settings,
+        solutions: Path = SOLUTIONS,
+        cache: Path | None = None,
+        handout: dict | None = None,
     ) -> None:
-        self.out, self.settings = out, settings
+        self.out, self.settings, self.solutions = out, settings, solutions
         self.cache = cache or out / ".reference"  # reference values, kept between runs
         self.exercises, self.practice = course(solutions)
-        self._refs: dict[str, dict] = {}
+        self.handout = handout  # who was handed which variant of notebook 03 (grading.variants)
+        self.variants: dict[Path, Exercise] = {}  # the variants' solutions, by their path
+        self._refs: dict[Path, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
         # kept out of a sandbox even inside what it may read (the hint ladders hold the solution
@@ -116,10 +124,27 @@ class Grader:
         return self.cache / f"{ex.path.stem}-{key}.pt"
 
     def reference(self, ex: Exercise) -> dict:
-        if ex.name not in self._refs:
+        if ex.path not in self._refs:
             with one_at_a_time(self.cache_of(ex)):
-                self._refs[ex.name] = self._reference_values(ex)
-        return self._refs[ex.name]
+                self._refs[ex.path] = self._reference_values(ex)
+        return self._refs[ex.path]
+
+    def exercise_of(self, submission: str, path: Path) -> tuple[Exercise | None, str]:
+        """The exercise ``submission``'s notebook is graded against (a variant's, for a copy of
+        notebook 03), and what its rows say of the variant."""
+        ex = exercise_for(path, self.exercises)
+        if ex is None or ex.name != variants.NOTEBOOK:
+            return ex, ""
+        got = variants.assigned(self.handout, submission, path)
+        if got.variant is None:
+            return ex, got.note
+        with one_at_a_time(self.cache / "variants" / "made"):
+            made = variants.variant_exercise(got.variant, self.solutions, self.cache / "variants")
+        return self.variants.setdefault(made.path, made), got.note
+
+    def all_exercises(self) -> list[Exercise]:
+        """The exercises of the solutions, then the variants' met so far."""
+        return [*self.exercises.values(), *self.variants.values()]
 
     def _reference_values(self, ex: Exercise) -> dict:
         """``ex``'s reference values: from the cache, else from a run of the solution (cached)."""
@@ -127,7 +152,7 @@ class Grader:
         if cache.exists():
             return torch.load(cache, weights_only=True)
         # the instructor's own notebook: it needs no sandbox
-        work = self.out / ".work" / f"reference-{ex.path.stem}"
+        work = self.out / ".work" / f"reference-{cache.stem}"
         run = run_notebook(
             assemble(ex, None), work, dataclasses.replace(self.settings, sandbox="none")
         )
@@ -152,10 +177,15 @@ class Grader:
     def grade_notebook(self, submission: str, path: Path) -> list[Row]:
         return self._graded(submission, path)[0]
 
-    def _graded(self, submission: str, path: Path) -> tuple[list[Row], Run | None, Plan | None]:
-        """A notebook's rows, with the run and the grading notebook they came from (None where
-        nothing ran: a notebook of no exercise, one that cannot be read)."""
-        ex = exercise_for(path, self.exercises)
+    def _graded(
+        self, submission: str, path: Path, ex: Exercise | None = None
+    ) -> tuple[list[Row], Run | None, Plan | None]:
+        """A notebook's rows (against ``ex``, else the exercise it is a copy of), with the run and
+        the grading notebook they came from (None where nothing ran: a notebook of no exercise,
+        one that cannot be read)."""
+        variant = ""
+        if ex is None:
+            ex, variant = self.exercise_of(submission, path)
         if ex is None and exercise_for(path, self.practice) is not None:
             return [], *NONE  # practice, not an exercise: no rows
         if ex is None:
@@ -179,7 +209,7 @@ class Grader:
                     why = f"the cell ran autograd ({', '.join(dict.fromkeys(calls))})"
                     reviews.update({c: reviews.get(c, why) for c in a.checks})
         judged = judge_values(ex, ref, run, plan.concerns, self.settings, sources, reviews)
-        said: dict[str, str] = {}
+        said: dict[str, str] = dict.fromkeys(ex.checks, variant) if variant else {}
         hints = hints_shown(ex, path)
         for cell, dropped in run.truncated.items():
             for check in plan.learner.get(cell, []):
@@ -221,7 +251,7 @@ class Grader:
 
     def _calibrate(self, ex: Exercise, mark: Path, progress: Callable[[str], object]) -> None:
         progress(f"grading the solution {ex.name} as a submission (it must score full marks)")
-        rows, run, plan = self._graded(SOLUTION_SUBMISSION, ex.path)
+        rows, run, plan = self._graded(SOLUTION_SUBMISSION, ex.path, ex)
         bad = [r for r in rows if not r.passed]
         if bad:
             cause = first_error(run, plan) if run is not None and plan is not None else ""
@@ -290,22 +320,30 @@ def grade(
     cache: Path | None = None,
     executor: str = "local",
     scheduler: str | None = None,
+    handout: Path | None = None,
 ) -> list[Row]:
     """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
     the submissions hold get a reference run; ``cache`` keeps reference values between runs.
-    ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one)."""
+    ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one).
+    ``handout``: the hand-out of notebook 03's variants, who is graded against which."""
     out = out.resolve()  # the grading runs in other working folders: relative paths would break
     paths = [Path(os.path.abspath(p)) for p in paths]  # links kept: each is judged, not followed
     out.mkdir(parents=True, exist_ok=True)
     requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
     _warn_if_unsandboxed(settings, progress)
-    grader = Grader(out, settings, solutions.resolve(), cache)
+    try:
+        record = variants.read_handout(handout) if handout is not None else None
+    except variants.HandoutUnreadable as why:
+        raise SetupError(f"{why}: nothing was graded") from None
+    grader = Grader(out, settings, solutions.resolve(), cache, record)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
     subs, grader.refused = submissions_of(paths)
     needed = _needed_exercises(grader, subs)
     salt = grader.environment()
+    if record is not None:  # the rows depend on who is graded against which variant too
+        salt = hashlib.sha256((salt + json.dumps(record, sort_keys=True)).encode()).hexdigest()
     todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
     books = _Books(done_dir, salt, len(subs), len(subs) - len(todo), progress)
     STOPPING.clear()
@@ -345,14 +383,15 @@ def _warn_if_unsandboxed(settings: Settings, progress: Callable[[str], object]) 
 
 
 def _needed_exercises(grader: Grader, subs: list[tuple[str, list[Path]]]) -> list[Exercise]:
-    """The exercises that the submissions' notebooks (those not refused) are copies of."""
+    """The exercises that the submissions' notebooks (those not refused) are graded against: the
+    solutions' and the variants' of notebook 03."""
     needed = {
-        ex.name
-        for _, nbs in subs
+        ex.path
+        for sub, nbs in subs
         for nb in nbs
-        if nb not in grader.refused and (ex := exercise_for(nb, grader.exercises))
+        if nb not in grader.refused and (ex := grader.exercise_of(sub, nb)[0])
     }
-    return [ex for ex in grader.exercises.values() if ex.name in needed]
+    return [ex for ex in grader.all_exercises() if ex.path in needed]
 
 
 @dataclasses.dataclass
@@ -437,12 +476,18 @@ def _report_stopped(
 
 
 def grade_on_worker(
-    sub: str, nbs: list[Path], settings: Settings, solutions: Path, cache: Path, out: Path
+    sub: str,
+    nbs: list[Path],
+    settings: Settings,
+    solutions: Path,
+    cache: Path,
+    out: Path,
+    handout: dict | None = None,
 ) -> tuple[list[Row], list[str]]:
     """One submission graded on a dask worker (:mod:`checks.grading.cluster` is handed this, by
     reference), in folders of the task's own: the solutions, the reference values and ``out``;
     no progress lines."""
-    grader = Grader(out, settings, solutions, cache)
+    grader = Grader(out, settings, solutions, cache, handout)
     return grade_submission(grader, sub, nbs, progress=lambda line: None)
 
 
@@ -453,12 +498,11 @@ def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str],
     runs under way are done; on Ctrl-C every run under way is killed."""
     s = grader.settings
     for ex in exercises:
+        name = ex.name + (f" (variant {ex.path.parent.name})" if ex.path in grader.variants else "")
         if grader.cache_of(ex).exists():
-            progress(f"reference of {ex.name}: from the cache ({grader.cache_of(ex).parent})")
+            progress(f"reference of {name}: from the cache ({grader.cache_of(ex).parent})")
         else:
-            progress(
-                f"reference run of {ex.name} (seed {s.seed}, batch {s.batch}, {s.steps} steps)"
-            )
+            progress(f"reference run of {name} (seed {s.seed}, batch {s.batch}, {s.steps} steps)")
     with ThreadPoolExecutor(max_workers=max(1, min(s.jobs, len(exercises)))) as pool:
         try:
             futures = [pool.submit(_set_up, grader, ex, progress) for ex in exercises]
@@ -585,9 +629,12 @@ def self_check(
         return 2
     rows = [r for r in rows if r.check.startswith(only)]
     width = max(len(r.check) for r in rows)
+    common = set.intersection(*(set(r.note.split("; ")) - {""} for r in rows))
+    for note in sorted(common):  # said of the whole notebook (its variant): once, above the table
+        print(note)
     for r in rows:
         mark = "✓" if r.passed else "✗"
-        text = r.reason or r.note
+        text = r.reason or "; ".join(n for n in r.note.split("; ") if n not in common)
         print(f"{mark} {r.check:{width}s}  {r.mistake:12s} {text}".rstrip())
     passed = sum(r.passed for r in rows)
     print(f"{passed} / {len(rows)} checks pass")

@@ -202,7 +202,9 @@ def numbers_written(source: str) -> int:
     )
 
 
-PASTED = 16  # numbers written out in a cell beyond its template's: an answer pasted as numbers
+# numbers written out in a cell beyond those of the instructor's own answer cell (its constants,
+# `0.5` and `2**0.5` in GELU's slope, are the answer's own): an answer pasted as numbers
+PASTED = 16
 
 
 def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, str]:
@@ -218,7 +220,7 @@ def source_reviews(ex: Exercise, learner: dict[int, str | None]) -> dict[str, st
         code = learner.get(a.index) or ""
         found = disallowed(code, a.template, before)
         before.append((code, a.template))
-        pasted = numbers_written(code) - numbers_written(a.template)
+        pasted = numbers_written(code) - numbers_written(a.solution)
         why = earlier
         if found:
             why = f"the cell uses what an answer may not ({listed(found)}): look at it by hand"

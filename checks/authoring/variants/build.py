@@ -3,36 +3,40 @@ variant in its metadata), its student copy and its hint ladders, the three from 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 
 from checks.authoring.student import notebook_ladders, student_notebook
 from checks.authoring.variants import makemore
 from checks.authoring.variants.edits import apply
-from checks.authoring.variants.spec import GROUPS, Makemore
-from checks.paths import INSTALL_SOURCE, METADATA, ROOT
+from checks.paths import INSTALL_SOURCE, METADATA, SOLUTIONS
 from checks.session import shown_checks
+from checks.variants import AXES, GROUPS, Makemore
 
 NOTEBOOK = "03-makemore-backprop"
 
 
-def lecture(root=ROOT) -> nbformat.NotebookNode:
-    """The lecture's notebook 03, executed, as ``solutions/`` holds it."""
-    return nbformat.read(root / "solutions" / f"{NOTEBOOK}.ipynb", as_version=4)
+def lecture(solutions: Path = SOLUTIONS) -> nbformat.NotebookNode:
+    """The lecture's notebook 03, executed, as the folder of solutions holds it."""
+    return nbformat.read(solutions / f"{NOTEBOOK}.ipynb", as_version=4)
 
 
-def sources(v: Makemore, root=ROOT) -> list[str]:
+def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
     """The text of each cell of ``v``'s solution: the lecture's, edited for ``v``."""
-    edited = apply([c.source for c in lecture(root).cells], makemore.edits(v))
-    return makemore.resized(makemore.reordered(edited, v.order), v)
+    edited = apply([c.source for c in lecture(solutions).cells], makemore.edits(v))
+    return makemore.resized_cells(makemore.reordered(edited, v.order), v)
 
 
-def solution(v: Makemore, seed: int | None = None, root=ROOT) -> nbformat.NotebookNode:
+def solution(
+    v: Makemore, seed: int | None = None, solutions: Path = SOLUTIONS
+) -> nbformat.NotebookNode:
     """``v``'s solution notebook: the lecture's when ``v`` is the default (outputs and all),
     otherwise the lecture's edited for ``v``, no outputs, ``v`` and ``seed`` in its metadata."""
-    nb = lecture(root)
+    nb = lecture(solutions)
     if v == Makemore():
         return nb
-    for cell, source in zip(nb.cells, sources(v, root), strict=True):
+    for cell, source in zip(nb.cells, sources(v, solutions), strict=True):
         cell.source = source
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -41,10 +45,10 @@ def solution(v: Makemore, seed: int | None = None, root=ROOT) -> nbformat.Notebo
     return nb
 
 
-def checks(v: Makemore, root=ROOT) -> list[str]:
+def checks(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
     """The names of ``v``'s checks in the order its notebook runs them: the lecture's, whose
     executed outputs name them, with each group's answers in ``v``'s order."""
-    names = shown_checks(lecture(root).cells)
+    names = shown_checks(lecture(solutions).cells)
     for lecture_order, wanted in zip(GROUPS, v.order, strict=True):
         spots = sorted(names.index(n[1:]) for n in lecture_order)
         for spot, name in zip(spots, wanted, strict=True):
@@ -53,19 +57,34 @@ def checks(v: Makemore, root=ROOT) -> list[str]:
 
 
 def student(
-    v: Makemore, seed: int | None = None, root=ROOT, source: str = INSTALL_SOURCE
+    v: Makemore, seed: int | None = None, solutions: Path = SOLUTIONS, source: str = INSTALL_SOURCE
 ) -> nbformat.NotebookNode:
     """``v``'s student copy: its solution stubbed, the variant and its checks in the metadata
     (``source``: what its install cell installs)."""
-    nb = student_notebook(solution(v, seed, root), source=source)
+    nb = student_notebook(solution(v, seed, solutions), source=source)
     nb.metadata[METADATA] = {
         **nb.metadata.get(METADATA, {}),
-        "checks": checks(v, root),
+        "checks": checks(v, solutions),
         "variant": {"seed": seed, **v.to_metadata()},
     }
     return nb
 
 
-def ladders(v: Makemore, root=ROOT) -> dict[str, list[dict]]:
+def ladders(v: Makemore, solutions: Path = SOLUTIONS) -> dict[str, list[dict]]:
     """``v``'s hint ladders, by answer name, as ``checks/hints/`` holds the lecture's."""
-    return notebook_ladders(solution(v, root=root))
+    return notebook_ladders(solution(v, solutions=solutions))
+
+
+def changed_ladders(solutions: Path = SOLUTIONS) -> dict[str, dict[str, dict[str, list[dict]]]]:
+    """By axis and choice other than the lecture's, the ladders that choice changes (by answer
+    name): what :func:`checks.variants.ladders` puts in the lecture's place."""
+    lecture_ladders = notebook_ladders(lecture(solutions))
+    changed: dict[str, dict[str, dict[str, list[dict]]]] = {}
+    for axis, choices in AXES.items():
+        for choice in choices[1:]:
+            smoothing = {"smoothing": 0.1} if choice == "label-smoothing" else {}
+            mine = ladders(Makemore(**{axis: choice}, **smoothing), solutions)
+            changed.setdefault(axis, {})[choice] = {
+                name: options for name, options in mine.items() if options != lecture_ladders[name]
+            }
+    return changed

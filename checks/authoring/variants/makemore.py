@@ -1,5 +1,5 @@
 """Notebook 03's variants as edits of the lecture's notebook: for each choice of a
-:class:`~checks.authoring.variants.spec.Makemore` that is not the lecture's, the forward lines, the
+:class:`~checks.variants.Makemore` that is not the lecture's, the forward lines, the
 prose, the answer cells (solution, TODO text, hint rungs) and the training step that change with it.
 
 The default variant makes no edit at all, so it is the notebook in ``solutions/`` unchanged. The
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from checks.authoring.variants.edits import Edit, Sub, Swap, line
-from checks.authoring.variants.spec import GROUPS, Makemore
+from checks.variants import GROUPS, Makemore, resized, same_sizes
 
 # --- the activation -------------------------------------------------------------------------
 # name -> (forward call, the prose after its heading, TODO text, the local-derivative rung,
@@ -303,46 +303,9 @@ def label_smoothing(smoothing: float) -> Iterator[Edit]:
 
 
 # --- sizes, order, and what the lecture measured ----------------------------------------------
-_SHAPE = re.compile(r"\((\d+(?:, \d+)*)(,?)\)")
-_WORDS = {3: "three", 4: "four"}
-
-
-def _resized(text: str, v: Makemore) -> str:
-    """``text`` with the lecture's sizes in its shapes (n_embd 10, n_hidden 64, block_size 3, so
-    30 for the concatenated embeddings) and sentences made ``v``'s."""
-
-    def shape(m: re.Match) -> str:
-        dims = [int(d) for d in m.group(1).split(", ")]
-        sizes = {64: v.n_hidden, 30: v.n_embd * v.block_size, 10: v.n_embd}
-        if len(dims) == 3:
-            sizes[3] = v.block_size
-        return "(" + ", ".join(str(sizes.get(d, d)) for d in dims) + m.group(2) + ")"
-
-    text = _SHAPE.sub(shape, text)
-    three = _WORDS[v.block_size]
-    for old, new in (
-        ("n_embd = 10 ", f"n_embd = {v.n_embd:<2} "),
-        ("n_hidden = 64 ", f"n_hidden = {v.n_hidden:<2} "),
-        ("block_size=3)", f"block_size={v.block_size})"),
-        ("block_size = 3\n", f"block_size = {v.block_size}\n"),
-        ("the three previous characters", f"the {three} previous characters"),
-        ("the three context characters'", f"the {three} context characters'"),
-        ("all 64 pre-activations", f"all {v.n_hidden} pre-activations"),
-        ("the shapes that had 64 in", f"the shapes that had {v.n_hidden} in"),
-    ):
-        text = text.replace(old, new)
-    return text
-
-
-def resized(sources: list[str], v: Makemore) -> list[str]:
-    """Every cell with ``v``'s sizes; unchanged for the lecture's."""
-    default = Makemore()
-    same = (v.n_embd, v.n_hidden, v.block_size) == (
-        default.n_embd,
-        default.n_hidden,
-        default.block_size,
-    )
-    return sources if same else [_resized(text, v) for text in sources]
+def resized_cells(sources: list[str], v: Makemore) -> list[str]:
+    """Every cell with ``v``'s sizes (:func:`checks.variants.resized`); unchanged for the lecture's."""
+    return sources if same_sizes(v) else [resized(text, v) for text in sources]
 
 
 def reordered(sources: list[str], order: tuple[tuple[str, ...], ...]) -> list[str]:
@@ -389,15 +352,33 @@ def lecture_numbers() -> Iterator[Edit]:
     )
 
 
+IMPORTS = (
+    "from checks import cmp, hint, load_names, require, setting, split_dataset, summary, training\n"
+)
+
+
+def announced(v: Makemore) -> Iterator[Edit]:
+    """The imports cell's call of :func:`checks.variants.variant` with ``v``'s choices (those that
+    are not the lecture's): it tells the learner their network, and ``hint()`` its ladders."""
+    lecture, mine = Makemore().to_metadata(), v.to_metadata()
+    mine.pop("order")
+    told = ", ".join(f"{k}={x!r}".replace("'", '"') for k, x in mine.items() if x != lecture[k])
+    yield Sub(IMPORTS, IMPORTS.replace("training\n", "training, variant\n"))
+    yield Sub(
+        "torch.set_num_threads(1)",
+        f"variant({told})  # your own network: hint() speaks of it\ntorch.set_num_threads(1)",
+    )
+
+
 def edits(v: Makemore) -> list[Edit]:
     """The edits that make the lecture's notebook ``v``'s (sizes and order come after them)."""
-    out: list[Edit] = []
+    if v == Makemore():
+        return []
+    out: list[Edit] = list(announced(v))
     if v.activation != "tanh":
         out += activation(v.activation)
     if v.norm == "batchnorm-biased":
         out += biased_variance()
     if v.loss == "label-smoothing":
         out += label_smoothing(v.smoothing)
-    if v != Makemore():
-        out += lecture_numbers()
-    return out
+    return out + list(lecture_numbers())

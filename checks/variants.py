@@ -1,0 +1,199 @@
+"""A learner's own variant of notebook 03: a :class:`Makemore` (the activation, batch norm's
+variance, the loss, the sizes, the order of independent answers), drawn from a seed for a class
+(``backprop-workbook variants``), and, in the kernel, :func:`variant`: the call in a variant's
+notebook that makes ``hint()`` give that variant's ladders.
+
+A variant's ladders are the lecture's (``checks/hints/03-makemore-backprop.json``) with, for each
+choice that is not the lecture's, the ladders it changes (``checks/hints/variants/``, both written
+by ``backprop-workbook student`` from the same edits that make the variant's notebook), and the
+variant's sizes in their shapes. Plain data and string work: this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import asdict, dataclass, fields
+from functools import cache
+
+from checks.paths import HINTS
+
+STEM = "03-makemore-backprop"
+NOTEBOOK = f"{STEM}.ipynb"
+RECORD = "handout.json"  # a hand-out's record (checks.authoring.handout)
+VARIANT_LADDERS = HINTS / "variants" / f"{STEM}.json"
+ACTIVATIONS = ("tanh", "relu", "sigmoid", "gelu")
+# batch norm's variance: with Bessel's correction 1/(n-1) (the lecture's), or the plain 1/n
+NORMS = ("batchnorm", "batchnorm-biased")
+LOSSES = ("cross-entropy", "label-smoothing")
+SMOOTHINGS = (0.05, 0.1, 0.2)
+EMBEDDINGS = (8, 10, 12, 16)
+HIDDEN = (48, 64, 80, 96)
+CONTEXTS = (3, 4)
+# the answer cells of notebook 03 that hold three independent answers, in the lecture's order:
+# any order of each is as right as any other
+GROUPS = (("dh", "dW2", "db2"), ("dbngain", "dbnraw", "dbnbias"), ("dembcat", "dW1", "db1"))
+AXES = {"activation": ACTIVATIONS, "norm": NORMS, "loss": LOSSES}
+
+
+@dataclass(frozen=True)
+class Makemore:
+    """One variant of notebook 03; the defaults are the lecture's network, the notebook as it is."""
+
+    activation: str = "tanh"
+    norm: str = "batchnorm"
+    loss: str = "cross-entropy"
+    smoothing: float = 0.0  # label smoothing's epsilon, 0 with the plain cross-entropy
+    n_embd: int = 10
+    n_hidden: int = 64
+    block_size: int = 3
+    order: tuple[tuple[str, ...], ...] = GROUPS
+
+    def __post_init__(self) -> None:
+        for name, allowed in AXES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} {getattr(self, name)!r} is none of {', '.join(allowed)}")
+        if (self.loss == "label-smoothing") != (0 < self.smoothing < 1):
+            raise ValueError(f"smoothing {self.smoothing} does not go with the loss {self.loss}")
+        if sorted(map(sorted, self.order)) != sorted(map(sorted, GROUPS)):
+            raise ValueError(f"order {self.order} is not an order of {GROUPS}")
+
+    @property
+    def answers_differ(self) -> bool:
+        """Whether some answer differs from the lecture's (sizes and order change none)."""
+        return any(getattr(self, axis) != values[0] for axis, values in AXES.items())
+
+    def to_metadata(self) -> dict:
+        """The variant as JSON data (a notebook's metadata)."""
+        data = asdict(self)
+        data["order"] = [list(group) for group in self.order]
+        return data
+
+    @classmethod
+    def from_metadata(cls, data: dict) -> Makemore:
+        """The variant written by :meth:`to_metadata`; unknown keys are an error."""
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"a variant has no {', '.join(unknown)}")
+        values = dict(data)
+        if "order" in values:
+            values["order"] = tuple(tuple(group) for group in values["order"])
+        return cls(**values)
+
+    def words(self) -> str:
+        """The variant in a few words."""
+        norm = "batch norm" + (" without" if self.norm == "batchnorm-biased" else " with")
+        loss = f"label smoothing {self.smoothing}" if self.smoothing else "the plain cross-entropy"
+        return (
+            f"{self.activation}, {norm} Bessel's correction, {loss}; embeddings of "
+            f"{self.n_embd}, {self.n_hidden} hidden neurons, a context of {self.block_size}"
+        )
+
+
+def draw(seed: int) -> Makemore:
+    """The variant of ``seed``: every choice drawn from one generator, and never one whose answers
+    are all the lecture's (those are on the internet)."""
+    rng = random.Random(seed)
+    while True:
+        loss = rng.choice(LOSSES)
+        variant = Makemore(
+            activation=rng.choice(ACTIVATIONS),
+            norm=rng.choice(NORMS),
+            loss=loss,
+            smoothing=rng.choice(SMOOTHINGS) if loss == "label-smoothing" else 0.0,
+            n_embd=rng.choice(EMBEDDINGS),
+            n_hidden=rng.choice(HIDDEN),
+            block_size=rng.choice(CONTEXTS),
+            order=tuple(tuple(rng.sample(group, len(group))) for group in GROUPS),
+        )
+        if variant.answers_differ:
+            return variant
+
+
+def variant_of(record: dict, learner: str) -> tuple[int, Makemore]:
+    """A learner's variant in a hand-out's record: the seed it was drawn from, and the variant."""
+    data = dict(record["variants"][record["learners"][learner]["variant"]])
+    seed = data.pop("seed")
+    return seed, Makemore.from_metadata(data)
+
+
+# --- the sizes in a text ----------------------------------------------------------------------
+_SHAPE = re.compile(r"\((\d+(?:, \d+)*)(,?)\)")
+_WORDS = {3: "three", 4: "four"}
+
+
+def resized(text: str, v: Makemore) -> str:
+    """``text`` with the lecture's sizes in its shapes (n_embd 10, n_hidden 64, block_size 3, so
+    30 for the concatenated embeddings) and sentences made ``v``'s."""
+
+    def shape(m: re.Match) -> str:
+        dims = [int(d) for d in m.group(1).split(", ")]
+        sizes = {64: v.n_hidden, 30: v.n_embd * v.block_size, 10: v.n_embd}
+        if len(dims) == 3:
+            sizes[3] = v.block_size
+        return "(" + ", ".join(str(sizes.get(d, d)) for d in dims) + m.group(2) + ")"
+
+    text = _SHAPE.sub(shape, text)
+    three = _WORDS[v.block_size]
+    for old, new in (
+        ("n_embd = 10 ", f"n_embd = {v.n_embd:<2} "),
+        ("n_hidden = 64 ", f"n_hidden = {v.n_hidden:<2} "),
+        ("block_size=3)", f"block_size={v.block_size})"),
+        ("block_size = 3\n", f"block_size = {v.block_size}\n"),
+        ("the three previous characters", f"the {three} previous characters"),
+        ("the three context characters'", f"the {three} context characters'"),
+        ("all 64 pre-activations", f"all {v.n_hidden} pre-activations"),
+        ("the shapes that had 64 in", f"the shapes that had {v.n_hidden} in"),
+    ):
+        text = text.replace(old, new)
+    return text
+
+
+def same_sizes(v: Makemore) -> bool:
+    """Whether ``v`` has the lecture's sizes."""
+    d = Makemore()
+    return (v.n_embd, v.n_hidden, v.block_size) == (d.n_embd, d.n_hidden, d.block_size)
+
+
+# --- the ladders, in the kernel ---------------------------------------------------------------
+@cache
+def _files() -> tuple[dict, dict]:
+    """The lecture's ladders of notebook 03 and, by choice, the ladders each choice changes."""
+    return (
+        json.loads((HINTS / f"{STEM}.json").read_text()),
+        json.loads(VARIANT_LADDERS.read_text()),
+    )
+
+
+def ladders(v: Makemore, lecture: dict | None = None, changed: dict | None = None) -> dict:
+    """``v``'s hint ladders, by answer name: the lecture's (``lecture``), those that ``v``'s
+    choices change (``changed``, by axis and choice) in their place, in ``v``'s sizes."""
+    if lecture is None or changed is None:
+        lecture, changed = _files()
+    out = dict(lecture)
+    for axis, values in AXES.items():
+        choice = getattr(v, axis)
+        if choice != values[0]:
+            out.update(changed[axis][choice])
+    return out if same_sizes(v) else _resized_all(out, v)
+
+
+def _resized_all(data, v: Makemore):
+    """Every text in ``data`` (ladders: dicts, lists and strings) in ``v``'s sizes."""
+    if isinstance(data, str):
+        return resized(data, v)
+    if isinstance(data, list):
+        return [_resized_all(x, v) for x in data]
+    return {k: _resized_all(x, v) for k, x in data.items()}
+
+
+def variant(**choices) -> Makemore:
+    """Say that this kernel works on a variant of notebook 03 (a variant's notebook calls it in
+    its imports cell): ``hint()`` gives that variant's ladders from now on."""
+    from checks import hints
+
+    v = Makemore.from_metadata(choices)
+    hints.offer_own(STEM, ladders(v))
+    print(f"your variant of notebook 03: {v.words()}")
+    return v

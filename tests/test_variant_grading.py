@@ -1,0 +1,152 @@
+"""A class of notebook 03's variants graded (#26 items 3, 4 and 6): each learner against their own
+variant, checked against the hand-out's record and not against the seed the notebook carries, a
+reference run per variant, and the same rows from the dask executor as from the local one."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import nbformat
+import pytest
+
+from checks.authoring.handout import NOTEBOOK, RECORD
+from checks.authoring.variants import build
+from checks.grading.cli import main
+from checks.paths import cache_dir
+from checks.variants import Makemore
+from tests.submissions import CLASS, keep_references, options
+
+pytestmark = pytest.mark.slow
+
+A = Makemore(activation="relu", loss="label-smoothing", smoothing=0.1, n_hidden=48)
+B = Makemore(activation="gelu", norm="batchnorm-biased", n_embd=8, block_size=4)
+# the hand-out's record: ana, ben and cat were given A, dan B; eve is not on the roster
+HANDED = {"ana": 0, "ben": 0, "cat": 0, "dan": 1}
+SEEDS = (101, 202)
+# what a learner who copies the lecture's public answers writes where A's differ from them
+LECTURE = {
+    "dhpreact": "dhpreact = (1.0 - h**2) * dh",
+    "dlogprobs": "dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = -1.0 / n",
+}
+CHANGED_IN_A = {"ex1/dhpreact", "ex1/dlogprobs"}
+MARKS = re.compile(r"(?m)^\s*(### (BEGIN|END) SOLUTION|# (hint )?d\w+(\+| full)?:.*)\n")
+
+
+def answered(v: Makemore, seed: int, who: str, lines: dict[str, str] | None = None):
+    """``v``'s student copy as handed to ``who``, its answers written: the solution's lines, or
+    ``lines`` for the names it gives."""
+    student = build.student(v, seed)
+    student.metadata["backprop-workbook"]["learner"] = who
+    solution = build.solution(v)
+    for mine, theirs in zip(student.cells, solution.cells, strict=True):
+        if mine.cell_type == "code" and mine.source != theirs.source:
+            mine.source = MARKS.sub("", theirs.source)
+            for name, line in (lines or {}).items():
+                mine.source = re.sub(rf"(?m)^{name} = .*$", line, mine.source)
+    return student
+
+
+def unseeded(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with no variant and no learner in its metadata (its cells pasted into a new one)."""
+    for key in ("variant", "learner"):
+        nb.metadata["backprop-workbook"].pop(key)
+    return nb
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("handout")
+    record = {
+        "notebook": NOTEBOOK,
+        "class_seed": 1,
+        "variants": [{"seed": s, **v.to_metadata()} for s, v in zip(SEEDS, (A, B), strict=True)],
+        "learners": {who: {"name": who.title(), "variant": i} for who, i in HANDED.items()},
+    }
+    (folder / RECORD).write_text(json.dumps(record))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def learners():
+    return {
+        "ana": answered(A, SEEDS[0], "ana"),
+        "ben": answered(A, SEEDS[0], "ben", LECTURE),
+        "cat": answered(B, SEEDS[1], "dan"),  # dan's notebook, handed in by cat
+        "dan": unseeded(answered(B, SEEDS[1], "dan")),
+        "eve": answered(B, SEEDS[1], "eve"),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(grade_class, learners, handout):
+    return grade_class(learners, replace(CLASS, jobs=2), NOTEBOOK, handout=handout)
+
+
+def test_each_learner_is_graded_against_their_own_variant(graded):
+    ana, ben = graded.of("ana"), graded.of("ben")
+    assert len(ana) == 35 and all(r.passed for r in ana.values())
+    assert not any(r.note for r in ana.values())
+    # the lecture's answers where A's differ earn what wrong answers earn, and nothing cascades
+    assert {c for c, r in ben.items() if not r.passed} == CHANGED_IN_A
+    assert all(ben[c].mistake not in ("", "upstream") for c in CHANGED_IN_A)
+
+
+def test_one_reference_run_per_variant_and_the_solutions_graded_first(graded):
+    runs = [line for line in graded.log if line.startswith(("reference run", "reference of"))]
+    assert len(runs) == 2 and all("(variant " in line for line in runs)
+    calibrations = [line for line in graded.log if line.startswith("grading the solution")]
+    assert len(calibrations) == 2
+
+
+def test_a_swapped_notebook_is_graded_against_its_submitters_variant_and_said_so(graded):
+    cat = graded.of("cat")
+    assert all("the notebook is dan's, not cat's" in r.note for r in cat.values())
+    assert all("graded against cat's own variant" in r.note for r in cat.values())
+    assert {c for c, r in cat.items() if not r.passed} >= {"ex1/dhpreact", "ex1/dlogprobs"}
+
+
+def test_a_notebook_without_a_seed_or_off_the_roster_says_what_it_was_graded_as(graded):
+    dan, eve = graded.of("dan"), graded.of("eve")
+    assert all(r.passed for r in dan.values()) and len(dan) == 35
+    assert all(
+        "names no variant: graded against dan's, from the hand-out" in r.note for r in dan.values()
+    )
+    assert all(r.passed for r in eve.values())
+    assert all(
+        r.note == f"eve is not in the hand-out; graded as the variant the notebook names "
+        f"(seed {SEEDS[1]}), unchecked"
+        for r in eve.values()
+    )
+
+
+def test_the_self_check_grades_a_learners_notebook_against_its_variant(
+    graded, learners, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    keep_references(graded.cache, cache_dir() / "reference", "03-makemore-backprop")
+    mine = tmp_path / NOTEBOOK
+    nbformat.write(learners["ben"], mine)
+    assert main(["--self", str(mine), *options(CLASS), "--jobs", "1"]) == 0
+    said = capsys.readouterr()
+    assert "33 / 35 checks pass" in said.out and "✗ ex1/dhpreact" in said.out
+    assert f"graded as the variant the notebook names (seed {SEEDS[0]})" in said.out
+    assert "reference run" not in said.err and "grading the solution" not in said.err
+
+
+def test_dask_gives_the_local_rows(grade_class, learners, handout, graded):
+    some = {who: learners[who] for who in ("cat", "dan")}
+    on_dask = grade_class(
+        some, replace(CLASS, jobs=2), NOTEBOOK, handout=handout, executor="dask"
+    ).rows
+    local = [r for r in graded.rows if r.submission in some]
+    assert sorted(map(str, on_dask)) == sorted(map(str, local))
+
+
+def test_an_unreadable_hand_out_stops_before_grading(grade_class, learners, tmp_path):
+    from checks.grading.settings import SetupError
+
+    (tmp_path / RECORD).write_text("{}")
+    with pytest.raises(SetupError, match="no hand-out's record"):
+        grade_class({"ana": learners["ana"]}, CLASS, NOTEBOOK, handout=tmp_path)
