@@ -24,8 +24,9 @@ NOTEBOOK = f"{STEM}.ipynb"
 RECORD = "handout.json"  # a hand-out's record (checks.authoring.handout)
 VARIANT_LADDERS = HINTS / "variants" / f"{STEM}.json"
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "gelu")
-# batch norm's variance: with Bessel's correction 1/(n-1) (the lecture's), or the plain 1/n
-NORMS = ("batchnorm", "batchnorm-biased")
+# batch norm with Bessel's correction 1/(n-1) in its variance (the lecture's), batch norm with the
+# plain 1/n, or layer norm (each example over its features; its names "ln" for the lecture's "bn")
+NORMS = ("batchnorm", "batchnorm-biased", "layernorm")
 LOSSES = ("cross-entropy", "label-smoothing")
 SMOOTHINGS = (0.05, 0.1, 0.2)
 EMBEDDINGS = (8, 10, 12, 16)
@@ -83,10 +84,14 @@ class Makemore:
 
     def words(self) -> str:
         """The variant in a few words."""
-        norm = "batch norm" + (" without" if self.norm == "batchnorm-biased" else " with")
+        norm = {
+            "batchnorm": "batch norm with Bessel's correction",
+            "batchnorm-biased": "batch norm without Bessel's correction",
+            "layernorm": "layer norm",
+        }[self.norm]
         loss = f"label smoothing {self.smoothing}" if self.smoothing else "the plain cross-entropy"
         return (
-            f"{self.activation}, {norm} Bessel's correction, {loss}; embeddings of "
+            f"{self.activation}, {norm}, {loss}; embeddings of "
             f"{self.n_embd}, {self.n_hidden} hidden neurons, a context of {self.block_size}"
         )
 
@@ -174,8 +179,11 @@ def ladders(v: Makemore, lecture: dict | None = None, changed: dict | None = Non
     out = dict(lecture)
     for axis, values in AXES.items():
         choice = getattr(v, axis)
-        if choice != values[0]:
-            out.update(changed[axis][choice])
+        if choice != values[0]:  # a name its choice takes away (layer norm's renames) is null
+            for name, options in changed[axis][choice].items():
+                out[name] = options
+                if options is None:
+                    del out[name]
     return out if same_sizes(v) else _resized_all(out, v)
 
 

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from checks import hint, hints, session
-from checks.authoring.variants import build
+from checks.authoring.variants import build, makemore
 from checks.authoring.variants.edits import EditError, Sub, apply
 from checks.grading.exercise import load_exercise
 from checks.grading.review import source_reviews
@@ -110,7 +110,10 @@ def test_every_variant_of_50_seeds_matches_autograd_with_its_shapes_as_written()
         namespace, results = _run(nb)
         failed = [f"{r.name}: {r.mistake} {r.hint}" for r in results if not r.ok]
         assert not failed, (seed, v, failed)
-        assert {r.name for r in results} == lecture_checks == set(build.checks(v)), seed
+        assert {r.name for r in results} == set(build.checks(v)), seed
+        # layer norm renames batch norm's tensors (lnraw for bnraw), and so their checks
+        renamed = {makemore.renamed(c) for c in lecture_checks}
+        assert set(build.checks(v)) == (renamed if v.norm == "layernorm" else lecture_checks)
         written = [(m[1], m[2]) for c in nb.cells for m in SHAPE.finditer(c.source)]
         assert len(written) == 28  # exercise 1's 26 answers, 2's and 3's
         for name, shape in written:
@@ -140,6 +143,13 @@ def test_the_lectures_answer_fails_a_variant_and_its_slips_are_named():
         {"dbndiff2": "dbndiff2 = 1.0 / (n - 1) * torch.ones_like(bndiff2) * dbnvar"},
     )
     assert bessel["bndiff2"].mistake == "bessel"
+    # layer norm's slips: batch norm's axis, batch norm's factor
+    ln = Makemore(norm="layernorm")
+    axis = _failed(ln, {"dlnvar_inv": "dlnvar_inv = (lndiff * dlnraw).sum(0, keepdim=True)"})
+    assert axis["lnvar_inv"].mistake == "shape" and "over axis 1" in axis["lnvar_inv"].hint
+    batch = _failed(ln, {"dlndiff2": "dlndiff2 = 1.0 / n * torch.ones_like(lndiff2) * dlnvar"})
+    assert batch["lndiff2"].mistake == "scale"
+    assert {r.mistake for name, r in batch.items() if name != "lndiff2"} == {"upstream"}
 
 
 def test_a_variants_student_copy_and_ladders_come_from_its_solution():

@@ -108,6 +108,7 @@ class Grader:
         self.exercises, self.practice = course(solutions)
         self.handout = handout  # who was handed which variant of notebook 03 (grading.variants)
         self.variants: dict[Path, Exercise] = {}  # the variants' solutions, by their path
+        self._made: dict[variants.Makemore, Exercise] = {}
         self._refs: dict[Path, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
@@ -138,9 +139,12 @@ class Grader:
         got = variants.assigned(self.handout, submission, path)
         if got.variant is None:
             return ex, got.note
-        with one_at_a_time(self.cache / "variants" / "made"):
-            made = variants.variant_exercise(got.variant, self.solutions, self.cache / "variants")
-        return self.variants.setdefault(made.path, made), got.note
+        if got.variant not in self._made:  # its solution generated once per grader
+            folder = self.cache / "variants"
+            with one_at_a_time(folder / "made"):
+                made = variants.variant_exercise(got.variant, self.solutions, folder)
+            self._made[got.variant] = self.variants.setdefault(made.path, made)
+        return self._made[got.variant], got.note
 
     def all_exercises(self) -> list[Exercise]:
         """The exercises of the solutions, then the variants' met so far."""

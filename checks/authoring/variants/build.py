@@ -3,6 +3,7 @@ variant in its metadata), its student copy and its hint ladders, the three from 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -25,7 +26,10 @@ def lecture(solutions: Path = SOLUTIONS) -> nbformat.NotebookNode:
 def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
     """The text of each cell of ``v``'s solution: the lecture's, edited for ``v``."""
     edited = apply([c.source for c in lecture(solutions).cells], makemore.edits(v))
-    return makemore.resized_cells(makemore.reordered(edited, v.order), v)
+    edited = makemore.reordered(edited, v.order)
+    if v.norm == "layernorm":
+        edited = [makemore.renamed(text) for text in edited]
+    return makemore.resized_cells(edited, v)
 
 
 def solution(
@@ -38,6 +42,9 @@ def solution(
         return nb
     for cell, source in zip(nb.cells, sources(v, solutions), strict=True):
         cell.source = source
+        if v.norm == "layernorm" and "workbook" in cell.metadata:  # a probe's names
+            probe = json.dumps(cell.metadata["workbook"])
+            cell.metadata["workbook"] = json.loads(makemore.renamed(probe))
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
@@ -53,7 +60,7 @@ def checks(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
         spots = sorted(names.index(n[1:]) for n in lecture_order)
         for spot, name in zip(spots, wanted, strict=True):
             names[spot] = name[1:]
-    return names
+    return [makemore.renamed(n) for n in names] if v.norm == "layernorm" else names
 
 
 def student(
@@ -85,6 +92,7 @@ def changed_ladders(solutions: Path = SOLUTIONS) -> dict[str, dict[str, dict[str
             smoothing = {"smoothing": 0.1} if choice == "label-smoothing" else {}
             mine = ladders(Makemore(**{axis: choice}, **smoothing), solutions)
             changed.setdefault(axis, {})[choice] = {
-                name: options for name, options in mine.items() if options != lecture_ladders[name]
+                **{name: None for name in lecture_ladders if name not in mine},
+                **{n: lad for n, lad in mine.items() if lad != lecture_ladders.get(n)},
             }
     return changed

@@ -62,7 +62,7 @@ ACTIVATIONS: dict[str, tuple[str, str, str, str, str, str]] = {
 def activation(name: str) -> Iterator[Edit]:
     """The edits that put ``name`` where the lecture has ``tanh``."""
     call, prose, full, local, skeleton, slope = ACTIVATIONS[name]
-    yield Sub("batch normalisation, `tanh`, a second", f"batch normalisation, `{name}`, a second")
+    yield Sub("`tanh`, a second linear layer", f"`{name}`, a second linear layer")
     yield Sub(line("h = torch.tanh(hpreact)", "(32, 64)"), line(f"h = {call}", "(32, 64)"))
     yield Swap("### `hpreact`: through `tanh`", f"### `hpreact`: through `{name}`\n\n{prose}")
     yield Swap(
@@ -375,10 +375,255 @@ def edits(v: Makemore) -> list[Edit]:
     if v == Makemore():
         return []
     out: list[Edit] = list(announced(v))
-    if v.activation != "tanh":
-        out += activation(v.activation)
     if v.norm == "batchnorm-biased":
         out += biased_variance()
+    if v.norm == "layernorm":  # before the activation's: its evaluation cell holds the tanh
+        out += layer_norm()
+    if v.activation != "tanh":
+        out += activation(v.activation)
     if v.loss == "label-smoothing":
         out += label_smoothing(v.smoothing)
     return out + list(lecture_numbers())
+
+
+# --- layer normalisation ----------------------------------------------------------------------
+# the lecture's batch-norm names, each with "ln" for "bn" in a layer-norm variant (hprebn: hpreln)
+_BN_NAME = re.compile(r"\b(d?)(?:bn(?=[a-z_])|hpre(bn)\b)")
+
+
+def renamed(text: str) -> str:
+    """``text`` with batch norm's names made layer norm's: ``bnraw`` -> ``lnraw``, ``dhprebn`` ->
+    ``dhpreln``."""
+    return _BN_NAME.sub(lambda m: m[1] + ("hpreln" if m[2] else "ln"), text)
+
+
+LN_FORWARD = [
+    (
+        line("hprebn = embcat @ W1 + b1", "(32, 64): pre-activation, before batch norm"),
+        line("hpreln = embcat @ W1 + b1", "(32, 64): pre-activation, before layer norm"),
+    ),
+    ("# batch normalisation\n", "# layer normalisation: each example over its own features\n"),
+    (
+        line("bnmeani = 1/n * hprebn.sum(0, keepdim=True)", "(1, 64): mean over the batch"),
+        line(
+            "lnmeani = 1/n_hidden * hpreln.sum(1, keepdim=True)", "(32, 1): mean over the features"
+        ),
+    ),
+    (
+        line(
+            "bnvar = 1/(n-1) * bndiff2.sum(0, keepdim=True)",
+            "(1, 64): variance, Bessel's correction",
+        ),
+        line(
+            "lnvar = 1/n_hidden * lndiff2.sum(1, keepdim=True)",
+            "(32, 1): variance, divided by n_hidden",
+        ),
+    ),
+    (
+        line("bnvar_inv = (bnvar + 1e-5)**-0.5", "(1, 64)"),
+        line("lnvar_inv = (lnvar + 1e-5)**-0.5", "(32, 1)"),
+    ),
+]
+
+LN_GAIN = """\
+### The layer-norm gain and bias: `hpreact = lngain * lnraw + lnbias`
+
+`lngain` and `lnbias` are `(1, 64)`, one number per feature, broadcast over the 32 rows: sum over axis 0 and keep the
+dimension. (Layer norm's statistics run the other way, one per example; its gain and bias are per feature, as batch
+norm's.) As in every product, the local derivative of `lngain * lnraw` with respect to one factor is the other factor.
+`lnraw` is `(32, 64)` and was not broadcast, so its gradient needs no sum."""
+
+LN_VAR_INV = """\
+### Into layer normalisation: `lnraw = lndiff * lnvar_inv`
+
+`lnvar_inv (32, 1)` holds one number per example, broadcast over the features of its row, so its gradient is a sum over
+axis 1; each feature's contribution is, as in every product, the other factor times the gradient from above. (`lndiff`
+is used here too, but also in `lndiff2`; its gradient comes once both contributions are known.)"""
+
+LN_VAR_INV_CELL = """\
+# dlnvar_inv: dL/dlnvar_inv, shape (32, 1)
+# dlnvar_inv full: (the other factor) times dlnraw, summed over the features; shape (32, 1)
+# hint dlnvar_inv: `lnvar_inv` (32, 1) is used once, in `lnraw = lndiff * lnvar_inv`, and broadcast over the features of its row there. A product, and then broadcast forward, sum backward, over axis 1 this time.
+# hint dlnvar_inv: The slope for one factor of a product is the other factor, here `lndiff`. Sum the contributions of a row's features and keep the shape (32, 1).
+# hint dlnvar_inv: dlnvar_inv = (____ * dlnraw).sum(____, keepdim=True)
+### BEGIN SOLUTION
+dlnvar_inv = (lndiff * dlnraw).sum(1, keepdim=True)
+### END SOLUTION
+cmp('lnvar_inv', dlnvar_inv, lnvar_inv)"""
+
+LN_VAR_CELL = """\
+# dlnvar: dL/dlnvar, shape (32, 1)
+# dlnvar full: local derivative of (x + 1e-5)**-0.5 times dlnvar_inv; shape (32, 1)
+# hint dlnvar: `lnvar` (32, 1) is used once, in `lnvar_inv = (lnvar + 1e-5)**-0.5`, element by element. One path: local derivative times `dlnvar_inv`.
+# hint dlnvar: The power rule: d((x + c)**p) / dx = p * (x + c)**(p - 1), here with p = -0.5 and c = 1e-5.
+# hint dlnvar: dlnvar = ____ * (lnvar + 1e-5)**____ * dlnvar_inv
+### BEGIN SOLUTION
+dlnvar = -0.5 * (lnvar + 1e-5)**-1.5 * dlnvar_inv
+### END SOLUTION
+cmp('lnvar', dlnvar, lnvar)"""
+
+LN_DIFF2 = """\
+### `lndiff2`: a sum over the features, scaled
+
+`lnvar = 1/n_hidden * lndiff2.sum(1, keepdim=True)`. The sum over a row's features becomes a broadcast of `dlnvar`
+over those features, and the factor in front scales it, exactly as it scaled the sum. Layer norm's variance divides by
+the number of features itself, without Bessel's correction; the backward pass must use exactly what the forward used."""
+
+LN_DIFF2_CELL = """\
+# dlndiff2: dL/dlndiff2, shape (32, 64)
+# dlndiff2 full: dlnvar broadcast over the features, times 1/n_hidden; shape (32, 64)
+# hint dlndiff2: `lndiff2` (32, 64) is used once, in `lnvar = 1/n_hidden * lndiff2.sum(1, keepdim=True)`. A sum forward is a broadcast backward, here over the features of each row. Mind the factor in front.
+# hint dlndiff2: For y = c * (x1 + ... + xk), every xi has the same slope, dy / dxi = c: the sum hands its gradient to each entry, and the factor in front scales it. Each row of `lndiff2` adds into one entry of `lnvar`.
+# hint dlndiff2: dlndiff2 = ____ * torch.ones_like(lndiff2) * dlnvar
+### BEGIN SOLUTION
+dlndiff2 = 1.0 / n_hidden * torch.ones_like(lndiff2) * dlnvar
+### END SOLUTION
+cmp('lndiff2', dlndiff2, lndiff2)"""
+
+LN_DIFF_CELL = """\
+# dlndiff: dL/dlndiff, shape (32, 64)
+# dlndiff full: the contribution through lnraw plus the one through lndiff2; shape (32, 64)
+# hint dlndiff: `lndiff` is used twice: in `lnraw = lndiff * lnvar_inv` and in `lndiff2 = lndiff**2`. Add both contributions (`+=`).
+# hint dlndiff: Through the product, the slope is the other factor, `lnvar_inv` (32, 1). Through the square, d(x**2) / dx = 2x.
+# hint dlndiff: dlndiff = ____ * dlnraw
+# hint dlndiff+: dlndiff += ____ * dlndiff2
+### BEGIN SOLUTION
+dlndiff = lnvar_inv * dlnraw
+dlndiff += 2 * lndiff * dlndiff2
+### END SOLUTION
+cmp('lndiff', dlndiff, lndiff)"""
+
+LN_MEAN = """\
+### `lnmeani` and `hpreln`
+
+`lndiff = hpreln - lnmeani`: `lnmeani (32, 1)` is broadcast over the features with a minus sign (sum over axis 1,
+negate), and `hpreln` passes straight through. But `hpreln` is also used to compute the mean,
+`lnmeani = 1/n_hidden * hpreln.sum(1, keepdim=True)`: that second path is a sum forward, so a broadcast of `dlnmeani`
+over the features backward, scaled by the mean's factor as the gradient of `lndiff2` was by the variance's."""
+
+LN_MEAN_CELL = """\
+# dlnmeani: dL/dlnmeani, shape (32, 1)
+# dlnmeani full: minus dlndiff, summed over the features; shape (32, 1)
+# hint dlnmeani: `lnmeani` (32, 1) is used once, in `lndiff = hpreln - lnmeani`, and broadcast over the features of its row there. Broadcast forward, sum backward, and mind the sign.
+# hint dlnmeani: d(a - b) / db = -1: each feature passes its `dlndiff` on with the sign flipped, and `lnmeani` collects a whole row, keeping (32, 1).
+# hint dlnmeani: dlnmeani = (____).sum(____, keepdim=True)
+# dhpreln: dL/dhpreln, shape (32, 64)
+# dhpreln full: the path through lndiff plus the path through lnmeani; shape (32, 64)
+# hint dhpreln: `hpreln` is used twice: in `lndiff = hpreln - lnmeani` and in the mean, `lnmeani = 1/n_hidden * hpreln.sum(1, keepdim=True)`. Add both contributions. The second is a sum forward, so a broadcast backward.
+# hint dhpreln: Through the subtraction the slope is 1: `dlndiff` passes straight through. Through the mean, each entry adds into its row's sum with slope 1 and the sum is then scaled by the mean's factor, so every feature receives `dlnmeani` times that factor.
+# hint dhpreln: dhpreln = ____.clone()
+# hint dhpreln+: dhpreln += ____ * torch.ones_like(hpreln) * dlnmeani
+### BEGIN SOLUTION
+dlnmeani = (-dlndiff).sum(1, keepdim=True)
+dhpreln = dlndiff.clone()
+dhpreln += 1.0 / n_hidden * torch.ones_like(hpreln) * dlnmeani
+### END SOLUTION
+cmp('lnmeani', dlnmeani, lnmeani)
+cmp('hpreln', dhpreln, hpreln)"""
+
+LN_EXERCISE_3 = """\
+# Exercise 3: layer norm's backward pass in one expression
+
+The same for layer normalisation. Write `x̂` for `lnraw`, `γ` for `lngain`, `σ⁻¹` for `lnvar_inv` (one per example),
+`dy` for `dhpreact` and `H` for the number of features, `n_hidden`. The gain is per feature and the statistics are per
+example, so first take the gain in: `g = γ dy` is the gradient of `lnraw`. Then, example by example (the sums run over
+an example's features):
+
+`dhpreln = σ⁻¹ / H * (H g - Σ g - x̂ Σ(g x̂))`
+
+First, the forward pass in one go (layer norm's variance is the plain `1/H` one, `unbiased=False`):"""
+
+LN_FUSED_CELL = """\
+# dhpreln: dL/dhpreln, shape (32, 64)
+# dhpreln full: the expression above, in one line from lngain, lnvar_inv, lnraw and dhpreact; shape (32, 64)
+# hint dhpreln: Layer norm from `hpreln` to `hpreact` is one function. Every entry of a row reaches every output of that row through the mean and the variance: that is where the two sums over the features come from. The expression above is the result; translate it into the notebook's names.
+# hint dhpreln: With x̂ = `lnraw`, γ = `lngain`, σ⁻¹ = `lnvar_inv`, H = `n_hidden` and g = `lngain * dhpreact`. A Σ over the features of a (32, 64) tensor `t` is `t.sum(1, keepdim=True)`, a (32, 1) column that broadcasts back over the features; Σ(g x̂) multiplies entry by entry before it sums.
+# hint dhpreln: dhpreln = lnvar_inv / n_hidden * (n_hidden * ____ - (____).sum(1, keepdim=True) - ____ * (____).sum(1, keepdim=True))
+### BEGIN SOLUTION
+dhpreln = lnvar_inv / n_hidden * (n_hidden * lngain * dhpreact - (lngain * dhpreact).sum(1, keepdim=True) - lnraw * (lngain * dhpreact * lnraw).sum(1, keepdim=True))
+### END SOLUTION
+cmp('hpreln (fused)', dhpreln, hpreln)"""
+
+LN_EVALUATE = """\
+### Evaluate
+
+Layer norm normalises each example over its own features, so it needs no statistics of the training set: the network
+works on one example at a time as it is."""
+
+LN_EVALUATE_CELL = """\
+if not lossi:
+    raise NotWritten("train the network first: the training cell stopped before its first step (finish step(), then run that cell again)")
+
+
+@torch.no_grad()
+def logits_of(net, X):
+    '''The trained network's logits for the contexts X: layer norm normalises each example by itself.'''
+    C, W1, b1, W2, b2, lngain, lnbias = net
+    hpreln = C[X].view(X.shape[0], -1) @ W1 + b1
+    hpreact = lngain * (hpreln - hpreln.mean(1, keepdim=True)) * (hpreln.var(1, keepdim=True, unbiased=False) + 1e-5)**-0.5 + lnbias
+    return torch.tanh(hpreact) @ W2 + b2
+
+
+print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr).item():.4f}")
+print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev).item():.4f}")"""
+
+_STEP_FUSED_HINTS = (
+    "    # hint dhprebn: Batch norm from `hprebn` to `hpreact` is computed here in one go (`mean`, `var` with Bessel's correction): use your fused gradient from exercise 3, with this function's names.\n"
+    "    # hint dhprebn: A Σ over the batch of a (32, 200) tensor `t` is `t.sum(0)`, a row that broadcasts back over the rows; Σ(dy x̂) multiplies entry by entry before it sums. n/(n-1) is Bessel's correction.\n"
+    "    # hint dhprebn: dhprebn = bngain * bnvar_inv / n * (n * ____ - ____.sum(0) - n / (n - 1) * ____ * (____).sum(0))\n"
+)
+
+
+def layer_norm() -> Iterator[Edit]:
+    """The edits that put layer norm (over each example's features) where the lecture has batch
+    norm; its names are the lecture's with "ln" for "bn" (:func:`renamed`, after the edits)."""
+    yield Sub(
+        "a linear layer, batch normalisation, `tanh`", "a linear layer, layer normalisation, `tanh`"
+    )
+    yield Sub(
+        "and so is batch\nnormalisation (mean, deviations, variance with Bessel's correction `1/(n-1)`, inverse standard deviation).",
+        "and so is layer\nnormalisation, each example over its own features (mean, deviations, the plain variance `1/n_hidden`, inverse\nstandard deviation).",
+    )
+    for old, new in LN_FORWARD:
+        yield Sub(old, new)
+    yield Sub(
+        "the biases and the batch-norm gain and bias", "the biases and the layer-norm gain and bias"
+    )
+    yield Sub("### The batch-norm gain and bias", "### The layer-norm gain and bias")
+    yield Swap("### The layer-norm gain and bias", LN_GAIN)
+    yield Swap("### Into batch normalisation: `bnraw = bndiff * bnvar_inv`", LN_VAR_INV)
+    yield Swap("# dbnvar_inv: dL/dbnvar_inv", LN_VAR_INV_CELL)
+    yield Swap("# dbnvar: dL/dbnvar,", LN_VAR_CELL)
+    yield Swap("### `bndiff2`: a sum, with Bessel's correction", LN_DIFF2)
+    yield Swap("# dbndiff2: dL/dbndiff2", LN_DIFF2_CELL)
+    yield Swap("# dbndiff: dL/dbndiff,", LN_DIFF_CELL)
+    yield Swap("### `bnmeani` and `hprebn`", LN_MEAN)
+    yield Swap("# dbnmeani: dL/dbnmeani", LN_MEAN_CELL)
+    yield Swap("# Exercise 3: batch norm's backward pass in one expression", LN_EXERCISE_3)
+    yield Sub(
+        "hpreact_fast = bngain * (hprebn - hprebn.mean(0, keepdim=True)) / torch.sqrt(hprebn.var(0, keepdim=True, unbiased=True) + 1e-5) + bnbias",
+        "hpreact_fast = lngain * (hpreln - hpreln.mean(1, keepdim=True)) / torch.sqrt(hpreln.var(1, keepdim=True, unbiased=False) + 1e-5) + lnbias",
+    )
+    yield Swap("# dhprebn full: the expression above", LN_FUSED_CELL)
+    # exercise 4: the training step, and evaluation without calibration
+    yield Sub("fused cross-entropy and batch norm, so", "fused cross-entropy and layer norm, so")
+    yield Sub(
+        "    bnmeani = hprebn.mean(0, keepdim=True)\n    bnvar = hprebn.var(0, keepdim=True, unbiased=True)\n",
+        "    lnmeani = hpreln.mean(1, keepdim=True)\n    lnvar = hpreln.var(1, keepdim=True, unbiased=False)\n",
+    )
+    yield Sub(
+        "    # dhprebn full: the fused batch-norm gradient (exercise 3)\n",
+        "    # dhpreln full: the fused layer-norm gradient (exercise 3)\n",
+    )
+    yield Sub(
+        _STEP_FUSED_HINTS,
+        "    # hint dhpreln: Layer norm from `hpreln` to `hpreact` is computed here in one go (`mean`, `var` over each row's features): use your fused gradient from exercise 3, with this function's names.\n"
+        "    # hint dhpreln: A Σ over the features of a (32, 200) tensor `t` is `t.sum(1, keepdim=True)`, a column that broadcasts back over the features; H, the number of features, is `hpreln.shape[1]` here.\n"
+        "    # hint dhpreln: dhpreln = lnvar_inv / hpreln.shape[1] * (hpreln.shape[1] * ____ - (____).sum(1, keepdim=True) - ____ * (____).sum(1, keepdim=True))\n",
+    )
+    yield Sub(
+        "    dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))\n",
+        "    dhpreln = lnvar_inv / hpreln.shape[1] * (hpreln.shape[1] * lngain * dhpreact - (lngain * dhpreact).sum(1, keepdim=True) - lnraw * (lngain * dhpreact * lnraw).sum(1, keepdim=True))\n",
+    )
+    yield Swap("### Calibrate batch norm, then evaluate", LN_EVALUATE)
+    yield Swap("def calibrate(net):", LN_EVALUATE_CELL)
