@@ -23,13 +23,12 @@ def lecture(solutions: Path = SOLUTIONS) -> nbformat.NotebookNode:
     return nbformat.read(solutions / f"{NOTEBOOK}.ipynb", as_version=4)
 
 
-def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
-    """The text of each cell of ``v``'s solution: the lecture's, edited for ``v``."""
+def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str | None]:
+    """The text of each cell of ``v``'s solution: the lecture's, edited for ``v`` (None: a cell
+    ``v`` takes out)."""
     edited = apply([c.source for c in lecture(solutions).cells], makemore.edits(v))
     edited = makemore.reordered(edited, v.order)
-    if v.norm == "layernorm":
-        edited = [makemore.renamed(text) for text in edited]
-    return makemore.resized_cells(edited, v)
+    return makemore.resized_cells([makemore.renamed(text, v.norm) for text in edited], v)
 
 
 def solution(
@@ -40,14 +39,19 @@ def solution(
     nb = lecture(solutions)
     if v == Makemore():
         return nb
+    kept = []
     for cell, source in zip(nb.cells, sources(v, solutions), strict=True):
+        if source is None:
+            continue  # a cell the variant takes out
         cell.source = source
-        if v.norm == "layernorm" and "workbook" in cell.metadata:  # a probe's names
+        if "workbook" in cell.metadata:  # a probe's names
             probe = json.dumps(cell.metadata["workbook"])
-            cell.metadata["workbook"] = json.loads(makemore.renamed(probe))
+            cell.metadata["workbook"] = json.loads(makemore.renamed(probe, v.norm))
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
+        kept.append(cell)
+    nb.cells = kept
     nb.metadata[METADATA] = {"variant": {"seed": seed, **v.to_metadata()}}
     return nb
 
@@ -60,7 +64,7 @@ def checks(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
         spots = sorted(names.index(n[1:]) for n in lecture_order)
         for spot, name in zip(spots, wanted, strict=True):
             names[spot] = name[1:]
-    return [makemore.renamed(n) for n in names] if v.norm == "layernorm" else names
+    return makemore.checks_renamed(names, v.norm)
 
 
 def student(

@@ -27,20 +27,30 @@ class Swap:
     text: str
 
 
-Edit = Sub | Swap
+@dataclass(frozen=True)
+class Drop:
+    """The one cell that holds ``anchor``, taken out (None in its place)."""
+
+    anchor: str
 
 
-def apply(sources: list[str], edits: Iterable[Edit]) -> list[str]:
-    """``sources`` (one text per cell) with ``edits`` made in order."""
+Edit = Sub | Swap | Drop
+
+
+def apply(sources: list[str | None], edits: Iterable[Edit]) -> list[str | None]:
+    """``sources`` (one text per cell, None for a cell taken out) with ``edits`` made in order."""
     out = list(sources)
     for edit in edits:
         key = edit.old if isinstance(edit, Sub) else edit.anchor
-        hits = [i for i, text in enumerate(out) if key in text]
+        hits = [i for i, text in enumerate(out) if text is not None and key in text]
         if len(hits) != 1 or out[hits[0]].count(key) != 1:
             where = f"{len(hits)} cells" if len(hits) != 1 else "one cell, more than once"
             raise EditError(f"{type(edit).__name__} {key[:60]!r}: found in {where}")
         i = hits[0]
-        out[i] = out[i].replace(key, edit.new) if isinstance(edit, Sub) else edit.text
+        if isinstance(edit, Sub):
+            out[i] = out[i].replace(key, edit.new)
+        else:
+            out[i] = edit.text if isinstance(edit, Swap) else None
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from checks.authoring.variants.edits import Edit, Sub, Swap, line
+from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, line
 from checks.variants import GROUPS, Makemore, resized, same_sizes
 
 # --- the activation -------------------------------------------------------------------------
@@ -303,19 +303,22 @@ def label_smoothing(smoothing: float) -> Iterator[Edit]:
 
 
 # --- sizes, order, and what the lecture measured ----------------------------------------------
-def resized_cells(sources: list[str], v: Makemore) -> list[str]:
+def resized_cells(sources: list[str | None], v: Makemore) -> list[str | None]:
     """Every cell with ``v``'s sizes (:func:`checks.variants.resized`); unchanged for the lecture's."""
-    return sources if same_sizes(v) else [resized(text, v) for text in sources]
+    if same_sizes(v):
+        return sources
+    return [None if text is None else resized(text, v) for text in sources]
 
 
-def reordered(sources: list[str], order: tuple[tuple[str, ...], ...]) -> list[str]:
+def reordered(sources: list[str | None], order: tuple[tuple[str, ...], ...]) -> list[str | None]:
     """Every cell that answers a group of :data:`GROUPS` with its answers in ``order``: their
     comment blocks, solution lines and checks."""
     out = list(sources)
     for lecture, wanted in zip(GROUPS, order, strict=True):
         if tuple(wanted) == lecture:
             continue
-        i = next(i for i, t in enumerate(out) if t.startswith(f"# {lecture[0]}: dL/{lecture[0]}"))
+        head = f"# {lecture[0]}: dL/{lecture[0]}"
+        i = next(i for i, t in enumerate(out) if t is not None and t.startswith(head))
         out[i] = _reorder_cell(out[i], wanted)
     return out
 
@@ -379,6 +382,8 @@ def edits(v: Makemore) -> list[Edit]:
         out += biased_variance()
     if v.norm == "layernorm":  # before the activation's: its evaluation cell holds the tanh
         out += layer_norm()
+    if v.norm == "rmsnorm":
+        out += rms_norm()
     if v.activation != "tanh":
         out += activation(v.activation)
     if v.loss == "label-smoothing":
@@ -387,14 +392,48 @@ def edits(v: Makemore) -> list[Edit]:
 
 
 # --- layer normalisation ----------------------------------------------------------------------
-# the lecture's batch-norm names, each with "ln" for "bn" in a layer-norm variant (hprebn: hpreln)
-_BN_NAME = re.compile(r"\b(d?)(?:bn(?=[a-z_])|hpre(bn)\b)")
+# the lecture's batch-norm names, and what a normalisation that is not batch norm calls them
+BN_NAMES = (
+    "bnmeani",
+    "bndiff2",
+    "bndiff",
+    "bnvar_inv",
+    "bnvar",
+    "bnraw",
+    "bngain",
+    "bnbias",
+    "hprebn",
+)
+NAMES = {
+    "layernorm": {n: n.replace("bn", "ln") for n in BN_NAMES},
+    # no mean taken away: hprerms itself stands where bndiff did, and bnmeani is gone
+    "rmsnorm": {
+        **{n: n.replace("bn", "rms") for n in BN_NAMES},
+        "bndiff2": "rmsq",
+        "bndiff": "hprerms",
+        "hprebn": "hprerms",
+        "bnmeani": None,
+    },
+}
+_BN_NAME = re.compile(rf"\b(d?)({'|'.join(BN_NAMES)})\b")
 
 
-def renamed(text: str) -> str:
-    """``text`` with batch norm's names made layer norm's: ``bnraw`` -> ``lnraw``, ``dhprebn`` ->
-    ``dhpreln``."""
-    return _BN_NAME.sub(lambda m: m[1] + ("hpreln" if m[2] else "ln"), text)
+def renamed(text: str | None, norm: str) -> str | None:
+    """``text`` with batch norm's names (``bnraw``, ``dhprebn``) made those of ``norm``'s
+    (``lnraw``, ``dhpreln``); unchanged for batch norm."""
+    names = NAMES.get(norm)
+    if text is None or names is None:
+        return text
+    return _BN_NAME.sub(lambda m: m[1] + (names[m[2]] or m[2]), text)
+
+
+def checks_renamed(checks: list[str], norm: str) -> list[str]:
+    """The lecture's check names (in order) as ``norm``'s notebook has them: renamed, those it
+    takes away left out, each once."""
+    names = NAMES.get(norm, {})
+    gone = {n for n, new in names.items() if new is None}
+    kept = [c for c in checks if c.split(" ")[0] not in gone]
+    return list(dict.fromkeys(renamed(c, norm) for c in kept))
 
 
 LN_FORWARD = [
@@ -627,3 +666,196 @@ def layer_norm() -> Iterator[Edit]:
     )
     yield Swap("### Calibrate batch norm, then evaluate", LN_EVALUATE)
     yield Swap("def calibrate(net):", LN_EVALUATE_CELL)
+
+
+# --- RMS normalisation ------------------------------------------------------------------------
+RMS_FORWARD = [
+    (
+        line("hprebn = embcat @ W1 + b1", "(32, 64): pre-activation, before batch norm"),
+        line("hprerms = embcat @ W1 + b1", "(32, 64): pre-activation, before RMS norm"),
+    ),
+    (
+        "# batch normalisation\n",
+        "# RMS normalisation: each example over its own features, no mean taken away\n",
+    ),
+    (
+        line("bnmeani = 1/n * hprebn.sum(0, keepdim=True)", "(1, 64): mean over the batch")
+        + "\n"
+        + line("bndiff = hprebn - bnmeani", "(32, 64)")
+        + "\n"
+        + line("bndiff2 = bndiff**2", "(32, 64)")
+        + "\n",
+        line("rmsq = hprerms**2", "(32, 64)") + "\n",
+    ),
+    (
+        line(
+            "bnvar = 1/(n-1) * bndiff2.sum(0, keepdim=True)",
+            "(1, 64): variance, Bessel's correction",
+        ),
+        line(
+            "rmsvar = 1/n_hidden * rmsq.sum(1, keepdim=True)",
+            "(32, 1): mean square over the features",
+        ),
+    ),
+    (
+        line("bnvar_inv = (bnvar + 1e-5)**-0.5", "(1, 64)"),
+        line("rmsvar_inv = (rmsvar + 1e-5)**-0.5", "(32, 1)"),
+    ),
+    (
+        line("bnraw = bndiff * bnvar_inv", "(32, 64): normalised"),
+        line("rmsraw = hprerms * rmsvar_inv", "(32, 64): normalised"),
+    ),
+    (
+        "          bnraw, bnvar_inv, bnvar, bndiff2, bndiff, hprebn, bnmeani, embcat, emb]",
+        "          rmsraw, rmsvar_inv, rmsvar, rmsq, hprerms, embcat, emb]",
+    ),
+]
+
+RMS_VAR_INV = """\
+### Into RMS normalisation: `rmsraw = hprerms * rmsvar_inv`
+
+`rmsvar_inv (32, 1)` holds one number per example, broadcast over the features of its row, so its gradient is a sum over
+axis 1; each feature's contribution is, as in every product, the other factor times the gradient from above.
+(`hprerms` is used here too, but also in `rmsq`; its gradient comes once both contributions are known.)"""
+
+RMS_VAR_INV_CELL = (
+    LN_VAR_INV_CELL.replace("lnvar_inv", "rmsvar_inv")
+    .replace("dlnraw", "drmsraw")
+    .replace("lnraw = lndiff * rmsvar_inv", "rmsraw = hprerms * rmsvar_inv")
+    .replace("`lndiff`", "`hprerms`")
+    .replace("(lndiff * ", "(hprerms * ")
+)
+
+RMS_VAR_CELL = LN_VAR_CELL.replace("lnvar", "rmsvar")
+
+RMS_Q = """\
+### `rmsq`: a sum over the features, scaled
+
+`rmsvar = 1/n_hidden * rmsq.sum(1, keepdim=True)`, the mean of the squares over a row's features. The sum becomes a
+broadcast of `drmsvar` over those features, and the factor in front scales it, exactly as it scaled the sum."""
+
+RMS_Q_CELL = """\
+# drmsq: dL/drmsq, shape (32, 64)
+# drmsq full: drmsvar broadcast over the features, times 1/n_hidden; shape (32, 64)
+# hint drmsq: `rmsq` (32, 64) is used once, in `rmsvar = 1/n_hidden * rmsq.sum(1, keepdim=True)`. A sum forward is a broadcast backward, here over the features of each row. Mind the factor in front.
+# hint drmsq: For y = c * (x1 + ... + xk), every xi has the same slope, dy / dxi = c: the sum hands its gradient to each entry, and the factor in front scales it. Each row of `rmsq` adds into one entry of `rmsvar`.
+# hint drmsq: drmsq = ____ * torch.ones_like(rmsq) * drmsvar
+### BEGIN SOLUTION
+drmsq = 1.0 / n_hidden * torch.ones_like(rmsq) * drmsvar
+### END SOLUTION
+cmp('rmsq', drmsq, rmsq)"""
+
+RMS_INPUT = """\
+### `hprerms`: both contributions
+
+From `rmsraw = hprerms * rmsvar_inv` and from `rmsq = hprerms**2` (the derivative of `x**2` is `2x`). Add the two, as
+for `counts`. With no mean taken away, that is all: `hprerms` reaches the loss by no third path."""
+
+RMS_INPUT_CELL = """\
+# dhprerms: dL/dhprerms, shape (32, 64)
+# dhprerms full: the contribution through rmsraw plus the one through rmsq; shape (32, 64)
+# hint dhprerms: `hprerms` is used twice: in `rmsraw = hprerms * rmsvar_inv` and in `rmsq = hprerms**2`. Add both contributions (`+=`).
+# hint dhprerms: Through the product, the slope is the other factor, `rmsvar_inv` (32, 1). Through the square, d(x**2) / dx = 2x.
+# hint dhprerms: dhprerms = ____ * drmsraw
+# hint dhprerms+: dhprerms += ____ * drmsq
+### BEGIN SOLUTION
+dhprerms = rmsvar_inv * drmsraw
+dhprerms += 2 * hprerms * drmsq
+### END SOLUTION
+cmp('hprerms', dhprerms, hprerms)"""
+
+RMS_EXERCISE_3 = """\
+# Exercise 3: RMS norm's backward pass in one expression
+
+The same for RMS normalisation. Write `x̂` for `rmsraw`, `γ` for `rmsgain`, `σ⁻¹` for `rmsvar_inv` (one per example),
+`dy` for `dhpreact` and `H` for the number of features, `n_hidden`. With `g = γ dy`, the gradient of `rmsraw`, and the
+sum running over an example's features:
+
+`dhprerms = σ⁻¹ / H * (H g - x̂ Σ(g x̂))`
+
+First, the forward pass in one go:"""
+
+RMS_FUSED_CELL = """\
+# dhprerms: dL/dhprerms, shape (32, 64)
+# dhprerms full: the expression above, in one line from rmsgain, rmsvar_inv, rmsraw and dhpreact; shape (32, 64)
+# hint dhprerms: RMS norm from `hprerms` to `hpreact` is one function. Every entry of a row reaches every output of that row through the mean square: that is where the sum over the features comes from. The expression above is the result; translate it into the notebook's names.
+# hint dhprerms: With x̂ = `rmsraw`, γ = `rmsgain`, σ⁻¹ = `rmsvar_inv`, H = `n_hidden` and g = `rmsgain * dhpreact`. A Σ over the features of a (32, 64) tensor `t` is `t.sum(1, keepdim=True)`, a (32, 1) column that broadcasts back over the features.
+# hint dhprerms: dhprerms = rmsvar_inv / n_hidden * (n_hidden * ____ - ____ * (____).sum(1, keepdim=True))
+### BEGIN SOLUTION
+dhprerms = rmsvar_inv / n_hidden * (n_hidden * rmsgain * dhpreact - rmsraw * (rmsgain * dhpreact * rmsraw).sum(1, keepdim=True))
+### END SOLUTION
+cmp('hprerms (fused)', dhprerms, hprerms)"""
+
+RMS_EVALUATE_CELL = (
+    LN_EVALUATE_CELL.replace("layer norm normalises", "RMS norm normalises")
+    .replace("C, W1, b1, W2, b2, lngain, lnbias = net", "C, W1, b1, W2, b2, rmsgain, rmsbias = net")
+    .replace(
+        "    hpreln = C[X].view(X.shape[0], -1) @ W1 + b1\n"
+        "    hpreact = lngain * (hpreln - hpreln.mean(1, keepdim=True)) * (hpreln.var(1, keepdim=True, unbiased=False) + 1e-5)**-0.5 + lnbias\n",
+        "    hprerms = C[X].view(X.shape[0], -1) @ W1 + b1\n"
+        "    hpreact = rmsgain * hprerms * ((hprerms**2).mean(1, keepdim=True) + 1e-5)**-0.5 + rmsbias\n",
+    )
+)
+
+
+def rms_norm() -> Iterator[Edit]:
+    """The edits that put RMS norm (each example over its features, no mean taken away) where the
+    lecture has batch norm; two cells fewer, and the names of :data:`NAMES` (after the edits)."""
+    yield Sub(
+        "a linear layer, batch normalisation, `tanh`", "a linear layer, RMS normalisation, `tanh`"
+    )
+    yield Sub(
+        "the biases and the batch-norm gain and bias", "the biases and the RMS-norm gain and bias"
+    )
+    yield Sub(
+        "and so is batch\nnormalisation (mean, deviations, variance with Bessel's correction `1/(n-1)`, inverse standard deviation).",
+        "and so is RMS\nnormalisation, each example over its own features (the mean square, with no mean taken away, and its inverse\nsquare root).",
+    )
+    for old, new in RMS_FORWARD:
+        yield Sub(old, new)
+    yield Sub("### The batch-norm gain and bias", "### The RMS-norm gain and bias")
+    yield Sub(
+        "(1, 64)`, broadcast over the 32 rows: sum over axis 0",
+        "(1, 64)`, one number per feature, broadcast over the 32 rows: sum over axis 0",
+    )
+    yield Swap("### Into batch normalisation: `bnraw = bndiff * bnvar_inv`", RMS_VAR_INV)
+    yield Swap("# dbnvar_inv: dL/dbnvar_inv", RMS_VAR_INV_CELL)
+    yield Swap("# dbnvar: dL/dbnvar,", RMS_VAR_CELL)
+    yield Swap("### `bndiff2`: a sum, with Bessel's correction", RMS_Q)
+    yield Swap("# dbndiff2: dL/dbndiff2", RMS_Q_CELL)
+    yield Swap("### `bndiff`: both contributions", RMS_INPUT)
+    yield Swap("# dbndiff: dL/dbndiff,", RMS_INPUT_CELL)
+    yield Drop("### `bnmeani` and `hprebn`")
+    yield Drop("# dbnmeani: dL/dbnmeani")
+    yield Swap("# Exercise 3: batch norm's backward pass in one expression", RMS_EXERCISE_3)
+    yield Sub(
+        "hpreact_fast = bngain * (hprebn - hprebn.mean(0, keepdim=True)) / torch.sqrt(hprebn.var(0, keepdim=True, unbiased=True) + 1e-5) + bnbias",
+        "hpreact_fast = rmsgain * hprerms * ((hprerms**2).mean(1, keepdim=True) + 1e-5)**-0.5 + rmsbias",
+    )
+    yield Swap("# dhprebn full: the expression above", RMS_FUSED_CELL)
+    # exercise 4: the training step, and evaluation without calibration
+    yield Sub("fused cross-entropy and batch norm, so", "fused cross-entropy and RMS norm, so")
+    yield Sub(
+        "    bnmeani = hprebn.mean(0, keepdim=True)\n    bnvar = hprebn.var(0, keepdim=True, unbiased=True)\n"
+        "    bnvar_inv = (bnvar + 1e-5)**-0.5\n    bnraw = (hprebn - bnmeani) * bnvar_inv\n",
+        "    rmsvar = (hprerms**2).mean(1, keepdim=True)\n    rmsvar_inv = (rmsvar + 1e-5)**-0.5\n"
+        "    rmsraw = hprerms * rmsvar_inv\n",
+    )
+    yield Sub(
+        "    # dhprebn full: the fused batch-norm gradient (exercise 3)\n",
+        "    # dhprerms full: the fused RMS-norm gradient (exercise 3)\n",
+    )
+    yield Sub(
+        _STEP_FUSED_HINTS,
+        "    # hint dhprerms: RMS norm from `hprerms` to `hpreact` is computed here in one go (the mean square over each row's features): use your fused gradient from exercise 3, with this function's names.\n"
+        "    # hint dhprerms: A Σ over the features of a (32, 200) tensor `t` is `t.sum(1, keepdim=True)`, a column that broadcasts back over the features; H, the number of features, is `hprerms.shape[1]` here.\n"
+        "    # hint dhprerms: dhprerms = rmsvar_inv / hprerms.shape[1] * (hprerms.shape[1] * ____ - ____ * (____).sum(1, keepdim=True))\n",
+    )
+    yield Sub(
+        "    dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))\n",
+        "    dhprerms = rmsvar_inv / hprerms.shape[1] * (hprerms.shape[1] * rmsgain * dhpreact - rmsraw * (rmsgain * dhpreact * rmsraw).sum(1, keepdim=True))\n",
+    )
+    yield Swap(
+        "### Calibrate batch norm, then evaluate", LN_EVALUATE.replace("Layer norm", "RMS norm")
+    )
+    yield Swap("def calibrate(net):", RMS_EVALUATE_CELL)
