@@ -26,8 +26,8 @@ VARIANT_LADDERS = HINTS / "variants" / f"{STEM}.json"
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "gelu")
 # batch norm with Bessel's correction 1/(n-1) in its variance (the lecture's), batch norm with the
 # plain 1/n, layer norm (each example over its features; its names "ln" for the lecture's "bn"), or
-# RMS norm (the same without the mean taken away: "rms", two cells fewer)
-NORMS = ("batchnorm", "batchnorm-biased", "layernorm", "rmsnorm")
+# RMS norm (the same without the mean taken away: "rms", two cells fewer), or none at all
+NORMS = ("batchnorm", "batchnorm-biased", "layernorm", "rmsnorm", "none")
 LOSSES = ("cross-entropy", "label-smoothing")
 SMOOTHINGS = (0.05, 0.1, 0.2)
 EMBEDDINGS = (8, 10, 12, 16)
@@ -90,6 +90,7 @@ class Makemore:
             "batchnorm-biased": "batch norm without Bessel's correction",
             "layernorm": "layer norm",
             "rmsnorm": "RMS norm",
+            "none": "no normalisation",
         }[self.norm]
         loss = f"label smoothing {self.smoothing}" if self.smoothing else "the plain cross-entropy"
         return (

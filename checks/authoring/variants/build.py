@@ -3,7 +3,6 @@ variant in its metadata), its student copy and its hint ladders, the three from 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import nbformat
@@ -26,7 +25,8 @@ def lecture(solutions: Path = SOLUTIONS) -> nbformat.NotebookNode:
 def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str | None]:
     """The text of each cell of ``v``'s solution: the lecture's, edited for ``v`` (None: a cell
     ``v`` takes out)."""
-    edited = apply([c.source for c in lecture(solutions).cells], makemore.edits(v))
+    texts = [c.source for c in lecture(solutions).cells]
+    edited = apply(texts, makemore.edits(v, texts))
     edited = makemore.reordered(edited, v.order)
     return makemore.resized_cells([makemore.renamed(text, v.norm) for text in edited], v)
 
@@ -45,8 +45,7 @@ def solution(
             continue  # a cell the variant takes out
         cell.source = source
         if "workbook" in cell.metadata:  # a probe's names
-            probe = json.dumps(cell.metadata["workbook"])
-            cell.metadata["workbook"] = json.loads(makemore.renamed(probe, v.norm))
+            cell.metadata["workbook"] = makemore.renamed_metadata(cell.metadata["workbook"], v.norm)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)

@@ -9,6 +9,7 @@ of a cell. Each edit is bound to text the lecture's notebook holds once (:mod:`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -318,7 +319,9 @@ def reordered(sources: list[str | None], order: tuple[tuple[str, ...], ...]) -> 
         if tuple(wanted) == lecture:
             continue
         head = f"# {lecture[0]}: dL/{lecture[0]}"
-        i = next(i for i, t in enumerate(out) if t is not None and t.startswith(head))
+        i = next((i for i, t in enumerate(out) if t is not None and t.startswith(head)), None)
+        if i is None:  # a cell the variant took out (batch norm's gain and bias, without a norm)
+            continue
         out[i] = _reorder_cell(out[i], wanted)
     return out
 
@@ -373,8 +376,9 @@ def announced(v: Makemore) -> Iterator[Edit]:
     )
 
 
-def edits(v: Makemore) -> list[Edit]:
-    """The edits that make the lecture's notebook ``v``'s (sizes and order come after them)."""
+def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
+    """The edits that make the lecture's notebook (its cells' text ``lecture``) ``v``'s (sizes and
+    order come after them)."""
     if v == Makemore():
         return []
     out: list[Edit] = list(announced(v))
@@ -384,6 +388,8 @@ def edits(v: Makemore) -> list[Edit]:
         out += layer_norm()
     if v.norm == "rmsnorm":
         out += rms_norm()
+    if v.norm == "none":
+        out += no_norm(lecture)
     if v.activation != "tanh":
         out += activation(v.activation)
     if v.loss == "label-smoothing":
@@ -415,6 +421,9 @@ NAMES = {
         "bnmeani": None,
     },
 }
+NAMES["none"] = {**dict.fromkeys(BN_NAMES), "hprebn": "hpreact"}  # hpreact: the first layer's
+# checks a normalisation takes away although their names live on (exercise 3's, without a norm)
+GONE_CHECKS = {"none": {"hprebn (fused)"}}
 _BN_NAME = re.compile(rf"\b(d?)({'|'.join(BN_NAMES)})\b")
 
 
@@ -432,8 +441,20 @@ def checks_renamed(checks: list[str], norm: str) -> list[str]:
     takes away left out, each once."""
     names = NAMES.get(norm, {})
     gone = {n for n, new in names.items() if new is None}
-    kept = [c for c in checks if c.split(" ")[0] not in gone]
+    kept = [c for c in checks if c.split(" ")[0] not in gone and c not in GONE_CHECKS.get(norm, ())]
     return list(dict.fromkeys(renamed(c, norm) for c in kept))
+
+
+def renamed_metadata(workbook: dict, norm: str) -> dict:
+    """A cell's ``workbook`` metadata (the answers a probe reads in a function) with ``norm``'s
+    names, those it takes away left out."""
+    gone = [f"d{n}" for n, new in NAMES.get(norm, {}).items() if new is None]
+    data = json.loads(renamed(json.dumps(workbook), norm))
+    if gone and "checks" in data:
+        data["checks"] = [c for c in data["checks"] if c not in gone]
+    if gone and "probe" in data:
+        data["probe"] = re.sub(rf", '(?:{'|'.join(gone)})'", "", data["probe"])
+    return data
 
 
 LN_FORWARD = [
@@ -859,3 +880,135 @@ def rms_norm() -> Iterator[Edit]:
         "### Calibrate batch norm, then evaluate", LN_EVALUATE.replace("Layer norm", "RMS norm")
     )
     yield Swap("def calibrate(net):", RMS_EVALUATE_CELL)
+
+
+# --- no normalisation -------------------------------------------------------------------------
+NONE_EVALUATE = """\
+### Evaluate
+
+With no normalisation the network works on one example at a time as it is: no statistics of the training set to fix."""
+
+NONE_EVALUATE_CELL = """\
+if not lossi:
+    raise NotWritten("train the network first: the training cell stopped before its first step (finish step(), then run that cell again)")
+
+
+@torch.no_grad()
+def logits_of(net, X):
+    '''The trained network's logits for the contexts X.'''
+    C, W1, b1, W2, b2 = net
+    hpreact = C[X].view(X.shape[0], -1) @ W1 + b1
+    return torch.tanh(hpreact) @ W2 + b2
+
+
+print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr).item():.4f}")
+print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev).item():.4f}")"""
+
+_GAIN_LINES = (
+    "{i}bngain = torch.randn((1, n_hidden), generator={g}) * 0.1 + 1.0\n"
+    "{i}bnbias = torch.randn((1, n_hidden), generator={g}) * 0.1\n"
+)
+_STEP_BN_FORWARD = (
+    "    hprebn = embcat @ W1 + b1\n"
+    "    bnmeani = hprebn.mean(0, keepdim=True)\n    bnvar = hprebn.var(0, keepdim=True, unbiased=True)\n"
+    "    bnvar_inv = (bnvar + 1e-5)**-0.5\n    bnraw = (hprebn - bnmeani) * bnvar_inv\n"
+    "    hpreact = bngain * bnraw + bnbias\n"
+)
+
+
+def _step_comments(name: str, step: str) -> str:
+    """The comment block of ``name`` in the training step (its TODO, full text and rungs)."""
+    lines = [
+        ln
+        for ln in step.splitlines(keepends=True)
+        if re.match(rf"    # (hint )?{name}(\+| full)?:", ln)
+    ]
+    return "".join(lines)
+
+
+def no_norm(lecture: list[str]) -> Iterator[Edit]:
+    """The edits that take batch norm out (``lecture``: the cells' text, for the training step's
+    comment blocks): its forward lines, cells, exercise 3, gain and bias; ``hpreact`` is then the
+    first layer's output, and exercise 4 becomes exercise 3."""
+    # first the evaluation, whose cell unpacks the network as the step does
+    yield Swap("### Calibrate batch norm, then evaluate", NONE_EVALUATE)
+    yield Swap("def calibrate(net):", NONE_EVALUATE_CELL)
+    yield Sub("a linear layer, batch normalisation, `tanh`", "a linear layer, `tanh`")
+    yield Sub(
+        "the biases and the batch-norm gain and bias are small\nrandom numbers instead of zeros and ones",
+        "the biases are small random numbers instead of\nzeros",
+    )
+    yield Sub(
+        "), and so is batch\nnormalisation (mean, deviations, variance with Bessel's correction `1/(n-1)`, inverse standard deviation).",
+        ").",
+    )
+    yield Sub(_GAIN_LINES.format(i="", g="g"), "")
+    yield Sub(
+        "parameters = [C, W1, b1, W2, b2, bngain, bnbias]", "parameters = [C, W1, b1, W2, b2]"
+    )
+    forward = [
+        line("hprebn = embcat @ W1 + b1", "(32, 64): pre-activation, before batch norm")
+        + "\n# batch normalisation\n",
+        line("bnmeani = 1/n * hprebn.sum(0, keepdim=True)", "(1, 64): mean over the batch") + "\n",
+        line("bndiff = hprebn - bnmeani", "(32, 64)") + "\n",
+        line("bndiff2 = bndiff**2", "(32, 64)") + "\n",
+        line(
+            "bnvar = 1/(n-1) * bndiff2.sum(0, keepdim=True)",
+            "(1, 64): variance, Bessel's correction",
+        )
+        + "\n",
+        line("bnvar_inv = (bnvar + 1e-5)**-0.5", "(1, 64)") + "\n",
+        line("bnraw = bndiff * bnvar_inv", "(32, 64): normalised") + "\n",
+    ]
+    yield Sub(
+        "".join(forward) + line("hpreact = bngain * bnraw + bnbias", "(32, 64)"),
+        line("hpreact = embcat @ W1 + b1", "(32, 64): pre-activation"),
+    )
+    yield Sub(
+        "hpreact,\n          bnraw, bnvar_inv, bnvar, bndiff2, bndiff, hprebn, bnmeani, embcat, emb]",
+        "hpreact,\n          embcat, emb]",
+    )
+    # exercise 4, now 3: no gain, no bias, no normalisation in the step
+    yield Sub("# Exercise 4: train the network", "# Exercise 3: train the network")
+    yield Sub(
+        "(the forward pass uses the\nfused cross-entropy and batch norm, so the backward pass can use your fused gradients from exercises 2 and 3).",
+        "(the forward pass uses the\nfused cross-entropy, so the backward pass can use your fused gradient from exercise 2).",
+    )
+    yield Sub("[C, W1, b1, W2, b2, bngain, bnbias].'''", "[C, W1, b1, W2, b2].'''")
+    yield Sub(_GAIN_LINES.format(i="    ", g="generator"), "")
+    yield Sub("    net = [C, W1, b1, W2, b2, bngain, bnbias]\n", "    net = [C, W1, b1, W2, b2]\n")
+    step = next(t for t in lecture if t.startswith("def step("))
+    yield Sub("    C, W1, b1, W2, b2, bngain, bnbias = net\n", "    C, W1, b1, W2, b2 = net\n")
+    yield Sub(_STEP_BN_FORWARD, "    hpreact = embcat @ W1 + b1\n")
+    for name in ("dbngain", "dbnbias", "dhprebn"):
+        yield Sub(_step_comments(name, step), "")
+    yield Sub(
+        "    dbngain = (bnraw * dhpreact).sum(0, keepdim=True)\n    dbnbias = dhpreact.sum(0, keepdim=True)\n"
+        "    dhprebn = bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))\n",
+        "",
+    )
+    yield Sub(
+        "    grads = [dC, dW1, db1, dW2, db2, dbngain, dbnbias]\n",
+        "    grads = [dC, dW1, db1, dW2, db2]\n",
+    )
+    yield Sub(", dbngain=dbngain, dbnbias=dbnbias)", ")")
+    yield Sub('["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]', '["C", "W1", "b1", "W2", "b2"]')
+    # then the cells (the step's comments for dbngain gone, exercise 1's are the only ones)
+    for anchor in (
+        "### The batch-norm gain and bias",
+        "# dbngain: dL/dbngain",
+        "### Into batch normalisation",
+        "# dbnvar_inv: dL/dbnvar_inv",
+        "### `bnvar`\n",
+        "# dbnvar: dL/dbnvar,",
+        "### `bndiff2`: a sum",
+        "# dbndiff2: dL/dbndiff2",
+        "### `bndiff`: both contributions",
+        "# dbndiff: dL/dbndiff,",
+        "### `bnmeani` and `hprebn`",
+        "# dbnmeani: dL/dbnmeani",
+        "# Exercise 3: batch norm's backward pass",
+        "hpreact_fast = bngain",
+        "# dhprebn full: the expression above",
+    ):
+        yield Drop(anchor)
