@@ -131,3 +131,36 @@ def test_a_folder_of_something_else_or_a_changed_learner_is_refused(tmp_path, ca
     assert main(["--roster", str(roster), "--out", str(out), "--add", "--seed", "4"]) == 2
     assert "class seed 3, not 4" in capsys.readouterr().err
     assert _files(out) == before
+
+
+@pytest.mark.parametrize(
+    "rows, words",
+    [
+        ([("handout.json", "A File"), *CLASS[1:]], "the id 'handout.json' cannot be a folder name"),
+        ([("x" * 65, "Long"), *CLASS[1:]], "cannot be a folder name"),
+        ([("a\tb", "Tab"), *CLASS[1:]], "cannot be a folder name"),
+        ([*CLASS, ("ADA", "Ada Again")], "the id 'ADA' is on line 2 already (letter case aside)"),
+    ],
+)
+def test_an_id_that_is_no_folder_of_its_own_is_refused(tmp_path, capsys, rows, words):
+    roster = _roster(tmp_path / "roster.csv", rows)
+    assert main(["--roster", str(roster), "--out", str(tmp_path / "out")]) == 2
+    assert words in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_an_out_folder_or_a_record_that_cannot_be_added_to_is_refused(tmp_path, capsys):
+    roster = _roster(tmp_path / "roster.csv", CLASS)
+    (tmp_path / "a-file").write_text("x")
+    assert main(["--roster", str(roster), "--out", str(tmp_path / "a-file")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert main(["--roster", str(roster), "--out", str(tmp_path / "none"), "--add"]) == 2
+    assert "holds no hand-out to add to" in capsys.readouterr().err
+    out = tmp_path / "handout"
+    assert main(["--roster", str(roster), "--out", str(out), "--variants", "2"]) == 0
+    assert main(["--roster", str(roster), "--out", str(out), "--add", "--variants", "3"]) == 2
+    assert "has 2 variants, not 3" in capsys.readouterr().err
+    for broken in ("{}", '{"notebook": "03-makemore-backprop.ipynb", "learners": []}', "[]"):
+        (out / RECORD).write_text(broken)
+        assert main(["--roster", str(roster), "--out", str(out), "--add"]) == 2
+        err = capsys.readouterr().err
+        assert "is not a hand-out's record" in err and "Traceback" not in err

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import matplotlib
 import nbformat
@@ -22,6 +23,7 @@ from checks.authoring.variants import build, makemore
 from checks.authoring.variants.edits import EditError, Sub, apply
 from checks.grading.exercise import load_exercise
 from checks.grading.review import source_reviews
+from checks.grading.variants import Assigned, assigned
 from checks.paths import HINTS
 from checks.variants import (
     ACTIVATIONS,
@@ -29,6 +31,7 @@ from checks.variants import (
     LOSSES,
     NORMS,
     Makemore,
+    check_record,
     draw,
     ladders,
     resized,
@@ -93,6 +96,78 @@ def test_a_variant_that_cannot_be_is_refused(bad, words):
         Makemore(**bad)
     with pytest.raises(ValueError, match="no colour"):
         Makemore.from_metadata({"colour": "red"})
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [{"block_size": 5}, {"n_embd": [1]}, {"n_hidden": 10**9}, {"n_hidden": 64.0}, {"order": 3}],
+)
+def test_sizes_and_an_order_no_notebook_can_have_are_refused(choices):
+    with pytest.raises(ValueError, match=next(iter(choices))):
+        Makemore.from_metadata(choices)
+
+
+def _notebook(path, variant: dict | None = None, learner: str | None = None, call: str = ""):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(call or "x = 1")])
+    meta = {k: x for k, x in (("variant", variant), ("learner", learner)) if x is not None}
+    nb.metadata["backprop-workbook"] = meta
+    nbformat.write(nb, path)
+    return path
+
+
+RELU, GELU = Makemore(activation="relu"), Makemore(activation="gelu", n_hidden=48)
+RECORD = {
+    "notebook": "03-makemore-backprop.ipynb",
+    "class_seed": 1,
+    "variants": [{"seed": 5, **RELU.to_metadata()}, {"seed": 6, **GELU.to_metadata()}],
+    "learners": {"ana": {"name": "Ana", "variant": 0}, "bo": {"name": "Bo", "variant": 1}},
+}
+
+
+def test_the_variant_graded_against_is_the_records_and_the_notebook_only_says_so(tmp_path):
+    mine = _notebook(tmp_path / "a.ipynb", {"seed": 5, **RELU.to_metadata()}, "ana")
+    assert assigned(RECORD, "ana", mine) == Assigned(RELU, 5, "", "ana")
+    # bo hands in ana's notebook; a folder off the roster hands in bo's; the metadata is garbage
+    swapped = assigned(RECORD, "bo", mine)
+    assert (swapped.variant, swapped.learner) == (
+        GELU,
+        "bo",
+    ) and "the notebook is ana's" in swapped.note
+    late = assigned(RECORD, "bo_late", _notebook(tmp_path / "b.ipynb", {}, "bo"))
+    assert (late.variant, late.learner) == (
+        GELU,
+        "bo",
+    ) and "graded against bo's variant" in late.note
+    junk = assigned(RECORD, "ana", _notebook(tmp_path / "c.ipynb", {"activation": "swish"}))
+    assert junk.variant == RELU and "its variant cannot be read" in junk.note
+    # cells pasted into a new notebook: no metadata, the imports cell's call still says which
+    call = 'variant(activation="gelu", n_hidden=48)  # your own network'
+    pasted = _notebook(tmp_path / "d.ipynb", call=call)
+    assert assigned(None, "me", pasted) == Assigned(
+        GELU, None, "graded as the variant the notebook names (its imports cell's variant(...))"
+    )
+    assert assigned(None, "me", _notebook(tmp_path / "e.ipynb")) == Assigned(None, None, "")
+    nothing = assigned(RECORD, "ana", _notebook(tmp_path / "f.ipynb"))
+    assert nothing == Assigned(
+        RELU, 5, "the notebook names no variant: graded against ana's, from the hand-out", "ana"
+    )
+    off = assigned(RECORD, "zed", _notebook(tmp_path / "g.ipynb"))
+    assert off == Assigned(
+        None, None, "zed is not in the hand-out; graded as the lecture's notebook 03: it names none"
+    )
+
+
+def test_a_record_that_is_no_hand_out_is_refused_whole():
+    assert check_record(json.loads(json.dumps(RECORD))) == RECORD
+    for broken in (
+        {**RECORD, "learners": []},
+        {**RECORD, "variants": [{"activation": "relu"}]},
+        {**RECORD, "variants": [{"seed": 5, "activation": "swish"}]},
+        {**RECORD, "learners": {"ana": {"name": "Ana", "variant": 0.0}}},
+        {**RECORD, "notebook": "01-scalar-autograd.ipynb"},
+    ):
+        with pytest.raises(ValueError):
+            check_record(broken)
 
 
 def test_an_edit_that_no_longer_fits_the_notebook_stops_the_generator():
@@ -240,3 +315,36 @@ def test_a_variants_notebook_announces_it_and_hint_speaks_of_it(capsys):
     finally:
         hints._OWN.clear()
         hints.reset()
+
+
+def test_a_variant_handed_out_by_another_version_of_the_workbook_says_so(tmp_path):
+    from checks.grading.grader import Grader
+    from checks.grading.settings import Settings
+    from checks.grading.variants import CHANGED
+    from checks.variants import NOTEBOOK
+
+    record = json.loads(json.dumps(RECORD))
+    record["variants"][0]["made"] = build.digest(build.written(RELU))
+    record["variants"][1]["made"] = "0123456789abcdef"  # made by another generator
+    grader = Grader(tmp_path / "out", Settings(), cache=tmp_path / "cache", handout=record)
+    for who in ("ana", "bo"):
+        (tmp_path / who).mkdir()
+    ana = _notebook(tmp_path / "ana" / NOTEBOOK, {"seed": 5, **RELU.to_metadata()}, "ana")
+    bo = _notebook(tmp_path / "bo" / NOTEBOOK, {"seed": 6, **GELU.to_metadata()}, "bo")
+    assert grader.exercise_of("ana", ana)[1] == ""
+    ex, note = grader.exercise_of("bo", bo)
+    assert note == CHANGED and ex.path.parent.name == build.digest(build.written(GELU))
+    assert grader.exercise_of("bo", bo)[0] is ex  # generated once
+
+
+def test_variant_gives_no_hints_where_there_are_no_ladders(monkeypatch, capsys):
+    from checks import variants
+
+    monkeypatch.setattr(variants, "VARIANT_LADDERS", Path("/nonexistent/ladders.json"))
+    variants._files.cache_clear()
+    try:
+        assert variants.variant(activation="relu") == Makemore(activation="relu")
+        assert "your variant of notebook 03: relu" in capsys.readouterr().out
+    finally:
+        variants._files.cache_clear()
+        hints._OWN.clear()

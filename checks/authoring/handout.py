@@ -16,9 +16,11 @@ is refused unless ``--add`` asks to add learners to it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import secrets
@@ -29,12 +31,12 @@ from pathlib import Path
 import nbformat
 
 from checks.authoring.student import render
-from checks.authoring.variants import build
 from checks.paths import INSTALL_SOURCE, METADATA
-from checks.variants import NOTEBOOK, RECORD, Makemore, draw, variant_of
+from checks.variants import NOTEBOOK, RECORD, Makemore, check_record, draw, variant_of
 
 TABLE = "variants.csv"
 COLUMNS = ("id", "name")
+MAX_ID = 64  # characters: an id is a folder name
 
 
 class HandoutError(ValueError):
@@ -52,7 +54,7 @@ def read_roster(path: Path) -> list[Learner]:
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError) as why:
+    except (OSError, UnicodeDecodeError, csv.Error) as why:
         raise HandoutError(f"cannot read the roster {path}: {why}") from None
     if not rows:
         raise HandoutError(f"the roster {path} is empty: it needs a header line with id,name")
@@ -69,8 +71,8 @@ def read_roster(path: Path) -> list[Learner]:
         if not any(cell.strip() for cell in row):
             continue  # a blank line
         who, name = (row[at[c]].strip() if at[c] < len(row) else "" for c in COLUMNS)
-        faults += [f"line {line}: {w}" for w in _faults(who, name, first.get(who))]
-        first.setdefault(who, line)
+        faults += [f"line {line}: {w}" for w in _faults(who, name, first.get(who.casefold()))]
+        first.setdefault(who.casefold(), line)
         learners.append(Learner(who, name))
     if faults:
         raise HandoutError(f"the roster {path} cannot be handed out: " + "; ".join(faults))
@@ -82,12 +84,13 @@ def read_roster(path: Path) -> list[Learner]:
 def _faults(who: str, name: str, seen_at: int | None) -> list[str]:
     """What is wrong with one roster line (its id's first line ``seen_at``, if it came before)."""
     faults = []
+    unsafe = who.startswith(".") or any(c in who for c in '/\\:*?"<>|') or not who.isprintable()
     if not who:
         faults.append("the id is empty")
-    elif who.startswith(".") or any(c in who for c in '/\\:*?"<>|') or who != who.strip():
+    elif unsafe or len(who) > MAX_ID or who.casefold() in {RECORD, TABLE}:
         faults.append(f"the id {who!r} cannot be a folder name")
-    if seen_at is not None and who:
-        faults.append(f"the id {who!r} is on line {seen_at} already")
+    if seen_at is not None and who:  # ids that differ in case only are one folder on macOS
+        faults.append(f"the id {who!r} is on line {seen_at} already (letter case aside)")
     if not name:
         faults.append(f"the name of {who or 'this learner'} is empty")
     return faults
@@ -119,6 +122,8 @@ def _kept(out: Path, add: bool) -> dict | None:
     """The hand-out already in ``out`` (None: there is none); refused when there is one and
     ``add`` is not asked, or when ``out`` holds files of something else."""
     record = out / RECORD
+    if out.exists() and not out.is_dir():
+        raise HandoutError(f"{out} is a file, not a folder: choose a folder for the hand-out")
     if record.is_file():
         if not add:
             raise HandoutError(
@@ -126,24 +131,37 @@ def _kept(out: Path, add: bool) -> dict | None:
                 "or choose another folder"
             )
         try:
-            return json.loads(record.read_text())
-        except ValueError as why:
+            return check_record(json.loads(record.read_text()))
+        except (OSError, ValueError) as why:
             raise HandoutError(f"{record} is not a hand-out's record: {why}") from None
     if out.exists() and any(out.iterdir()):
         raise HandoutError(f"{out} holds files and no hand-out: choose an empty or new folder")
+    if add:
+        raise HandoutError(f"{out} holds no hand-out to add to: leave --add out to start one")
     return None
 
 
-def plan(learners: list[Learner], kept: dict | None, count: int, class_seed: int | None) -> dict:
-    """The hand-out's record with ``learners`` in it: ``kept``'s, with the learners it lacks."""
+def plan(
+    learners: list[Learner], kept: dict | None, count: int | None, class_seed: int | None
+) -> dict:
+    """The hand-out's record with ``learners`` in it: ``kept``'s, with the learners it lacks;
+    ``count`` variants in a new one (20 when None)."""
+    from checks.authoring.variants import build  # the variants' answers: not in a class wheel
+
     if kept is not None:
         if class_seed is not None and class_seed != kept["class_seed"]:
             raise HandoutError(
                 f"the hand-out was drawn with the class seed {kept['class_seed']}, not "
                 f"{class_seed}: leave --seed out to add to it"
             )
+        if count is not None and count != len(kept["variants"]):
+            raise HandoutError(
+                f"the hand-out has {len(kept['variants'])} variants, not {count}: leave "
+                "--variants out to add to it"
+            )
         record = json.loads(json.dumps(kept))
     else:
+        count = 20 if count is None else count
         if count < 1:
             raise HandoutError(f"--variants {count}: a class needs at least one variant")
         seed = class_seed if class_seed is not None else secrets.randbits(31)
@@ -151,7 +169,10 @@ def plan(learners: list[Learner], kept: dict | None, count: int, class_seed: int
         record = {
             "notebook": NOTEBOOK,
             "class_seed": seed,
-            "variants": [{"seed": s, **v.to_metadata()} for s, v in drawn],
+            "variants": [
+                {"seed": s, **v.to_metadata(), "made": build.digest(build.written(v))}
+                for s, v in drawn
+            ],
             "learners": {},
         }
     faults = []
@@ -179,21 +200,39 @@ def write(out: Path, record: dict, source: str = INSTALL_SOURCE) -> list[Path]:
         raise HandoutError(
             f"{out} has folders of {', '.join(taken)} already, without their notebook"
         )
+    texts = _notebooks(record, todo, source)  # all made before any is written
+    written: list[Path] = []
+    try:
+        for who, text in texts.items():
+            (out / who).mkdir(parents=True, exist_ok=True)
+            (out / who / NOTEBOOK).write_text(text)
+            written.append(out / who / NOTEBOOK)
+        _replace(out / TABLE, _table(record))
+        _replace(out / RECORD, json.dumps(record, indent=1) + "\n")
+    except OSError as why:  # a full disk, a folder not ours: what this run wrote is taken back
+        for path in written:
+            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()
+        raise HandoutError(f"could not write into {out} ({why}); nothing of it is left") from None
+    return written
+
+
+def _notebooks(record: dict, learners: list[str], source: str) -> dict[str, str]:
+    """Each of ``learners``' notebooks as text: their variant's student copy, their id in it."""
+    from checks.authoring.variants import build
+
     made: dict[int, nbformat.NotebookNode] = {}
-    written = []
-    for who in todo:
+    texts = {}
+    for who in learners:
         index = record["learners"][who]["variant"]
         if index not in made:
             seed, v = variant_of(record, who)
             made[index] = build.student(v, seed, source=source)
         nb = copy.deepcopy(made[index])
         nb.metadata[METADATA]["learner"] = who
-        (out / who).mkdir(parents=True, exist_ok=True)
-        (out / who / NOTEBOOK).write_text(render(nb))
-        written.append(out / who / NOTEBOOK)
-    _replace(out / TABLE, _table(record))
-    _replace(out / RECORD, json.dumps(record, indent=1) + "\n")
-    return written
+        texts[who] = render(nb)
+    return texts
 
 
 def _replace(path: Path, text: str) -> None:
@@ -220,11 +259,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--roster", type=Path, required=True, help="CSV with the columns id and name")
     p.add_argument("--out", type=Path, required=True, help="the hand-out's folder")
-    p.add_argument("--variants", type=int, default=20, help="variants in the class (20)")
+    p.add_argument("--variants", type=int, help="variants in a new hand-out's class (20)")
     p.add_argument("--seed", type=int, help="the class seed (default: drawn, kept in the record)")
     p.add_argument("--add", action="store_true", help="add the roster's new learners to --out")
     p.add_argument("--source", default=INSTALL_SOURCE, help="what the install cell installs")
     a = p.parse_args(argv)
+    if importlib.util.find_spec("checks.authoring.variants") is None:
+        print(
+            "no hand-out: this install of the workbook has no variants (a class wheel): hand out "
+            "from the full workbook",
+            file=sys.stderr,
+        )
+        return 2
     try:
         learners = read_roster(a.roster)
         record = plan(learners, _kept(a.out, a.add), a.variants, a.seed)

@@ -54,6 +54,7 @@ from checks.grading.settings import (
 from checks.grading.similarity import similar_pairs
 from checks.hints import HINTS
 from checks.paths import PACKAGE, SOLUTIONS, cache_dir, class_wheel
+from checks.variants import Makemore, made_of
 
 
 def refused_rows(sub: str, nb: Path, why: str, exercises: dict[str, Exercise]) -> list[Row]:
@@ -108,7 +109,7 @@ class Grader:
         self.exercises, self.practice = course(solutions)
         self.handout = handout  # who was handed which variant of notebook 03 (grading.variants)
         self.variants: dict[Path, Exercise] = {}  # the variants' solutions, by their path
-        self._made: dict[variants.Makemore, Exercise] = {}
+        self._made: dict[Makemore, Exercise] = {}
         self._refs: dict[Path, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
@@ -144,7 +145,11 @@ class Grader:
             with one_at_a_time(folder / "made"):
                 made = variants.variant_exercise(got.variant, self.solutions, folder)
             self._made[got.variant] = self.variants.setdefault(made.path, made)
-        return self._made[got.variant], got.note
+        ex, note = self._made[got.variant], got.note
+        handed = made_of(self.handout, got.learner) if got.learner else None
+        if handed is not None and handed != ex.path.parent.name:
+            note = "; ".join(x for x in (note, variants.CHANGED) if x)
+        return ex, note
 
     def all_exercises(self) -> list[Exercise]:
         """The exercises of the solutions, then the variants' met so far."""
@@ -330,16 +335,16 @@ def grade(
     the submissions hold get a reference run; ``cache`` keeps reference values between runs.
     ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one).
     ``handout``: the hand-out of notebook 03's variants, who is graded against which."""
+    try:  # before anything is written
+        record = variants.read_handout(handout) if handout is not None else None
+    except variants.HandoutUnreadable as why:
+        raise SetupError(f"{why}: nothing was graded") from None
     out = out.resolve()  # the grading runs in other working folders: relative paths would break
     paths = [Path(os.path.abspath(p)) for p in paths]  # links kept: each is judged, not followed
     out.mkdir(parents=True, exist_ok=True)
     requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
     _warn_if_unsandboxed(settings, progress)
-    try:
-        record = variants.read_handout(handout) if handout is not None else None
-    except variants.HandoutUnreadable as why:
-        raise SetupError(f"{why}: nothing was graded") from None
     grader = Grader(out, settings, solutions.resolve(), cache, record)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)

@@ -11,7 +11,6 @@ one that names none as the lecture's notebook.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,20 @@ import nbformat
 
 from checks.grading.exercise import Exercise, load_exercise
 from checks.paths import METADATA
-from checks.variants import NOTEBOOK, RECORD, Makemore, variant_of
+from checks.variants import (
+    NOTEBOOK,
+    RECORD,
+    Makemore,
+    check_record,
+    named_in,
+    variant_of,
+)
+
+# said in the rows of a learner whose variant's solution is not the one handed out
+CHANGED = (
+    "this variant's notebook has changed since the hand-out (another version of the workbook): "
+    "graded against today's"
+)
 
 
 class HandoutUnreadable(ValueError):
@@ -28,17 +40,12 @@ class HandoutUnreadable(ValueError):
 
 
 def read_handout(path: Path) -> dict:
-    """The record of the hand-out at ``path`` (its folder, or its ``handout.json``)."""
+    """The record of the hand-out at ``path`` (its folder, or its ``handout.json``), checked."""
     file = path / RECORD if path.is_dir() else path
     try:
-        record = json.loads(file.read_text())
-        learners, variants = record["learners"], record["variants"]
-        bad = [w for w, e in learners.items() if not 0 <= e["variant"] < len(variants)]
-    except (OSError, ValueError, KeyError, TypeError) as why:
-        raise HandoutUnreadable(f"{file} is no hand-out's record ({why})") from None
-    if record.get("notebook") != NOTEBOOK or bad:
-        raise HandoutUnreadable(f"{file} is no hand-out of {NOTEBOOK}")
-    return record
+        return check_record(json.loads(file.read_text()))
+    except (OSError, ValueError) as why:
+        raise HandoutUnreadable(f"{file} is no hand-out's record: {why}") from None
 
 
 @dataclass(frozen=True)
@@ -48,51 +55,92 @@ class Assigned:
     variant: Makemore | None
     seed: int | None
     note: str = ""
+    learner: str | None = None  # the learner of the hand-out whose variant it is
+
+
+@dataclass(frozen=True)
+class Named:
+    """What a notebook says of its variant: in its metadata (with its seed and the learner it was
+    handed to), else in its imports cell's ``variant(...)`` call; why it cannot be read."""
+
+    variant: Makemore | None = None
+    seed: int | None = None
+    learner: str | None = None
+    why: str = ""
+
+    @property
+    def said(self) -> str:
+        """The variant, as its rows name it."""
+        return f"seed {self.seed}" if self.seed is not None else "its imports cell's variant(...)"
 
 
 def assigned(record: dict | None, submission: str, path: Path) -> Assigned:
-    """The variant ``submission``'s notebook ``path`` is graded against, by the hand-out's
-    ``record`` where it lists the submission, else by what the notebook names."""
-    named, seed, learner, unreadable = _named(path)
-    if record is None or submission not in record["learners"]:
-        if named is None:
-            why = unreadable or ("" if record is None else "it names none")
+    """The variant ``submission``'s notebook ``path`` is graded against: by the hand-out's
+    ``record`` where it lists the submission (or the learner the notebook was handed to), else
+    by what the notebook names."""
+    named = _named(path)
+    listed = record is not None and submission in record["learners"]
+    if record is not None and not listed and named.learner in record["learners"]:
+        seed, theirs = variant_of(record, named.learner)
+        note = (
+            f"{submission} is not in the hand-out; graded against {named.learner}'s variant, the "
+            "learner its notebook was handed to"
+        )
+        return Assigned(theirs, seed, note, named.learner)
+    if not listed:
+        if named.variant is None:
+            why = named.why or ("" if record is None else "it names none")
             note = f"graded as the lecture's notebook 03: {why}" if why else ""
             return Assigned(None, None, _not_listed(record, submission, note))
-        note = f"graded as the variant the notebook names (seed {seed})"
-        return Assigned(named, seed, _not_listed(record, submission, note, checked=False))
-    own_seed, own = variant_of(record, submission)
-    if named is None:
-        why = unreadable or "the notebook names no variant"
-        return Assigned(own, own_seed, f"{why}: graded against {submission}'s, from the hand-out")
-    if (named, seed) != (own, own_seed) or learner not in (None, submission):
-        other = learner if learner not in (None, submission) else _holder(record, seed)
-        whose = f"{other}'s" if other else f"the variant of seed {seed}"
+        note = f"graded as the variant the notebook names ({named.said})"
+        return Assigned(named.variant, named.seed, _not_listed(record, submission, note, False))
+    return _against_own(record, submission, named)
+
+
+def _against_own(record: dict, submission: str, named: Named) -> Assigned:
+    """A listed submission, graded against its own variant, and what its notebook says if that
+    is not its own."""
+    seed, own = variant_of(record, submission)
+    if named.variant is None:
+        why = named.why or "the notebook names no variant"
         return Assigned(
-            own,
-            own_seed,
-            f"the notebook is {whose}, not {submission}'s (seed {own_seed}): graded against "
-            f"{submission}'s own variant",
+            own, seed, f"{why}: graded against {submission}'s, from the hand-out", submission
         )
-    return Assigned(own, own_seed)
+    other_seed = named.seed if named.seed is not None else seed
+    if (named.variant, other_seed) != (own, seed) or named.learner not in (None, submission):
+        other = (
+            named.learner
+            if named.learner not in (None, submission)
+            else _holder(record, named.seed)
+        )
+        whose = f"{other}'s" if other else f"the variant of {named.said}"
+        note = (
+            f"the notebook is {whose}, not {submission}'s (seed {seed}): graded against "
+            f"{submission}'s own variant"
+        )
+        return Assigned(own, seed, note, submission)
+    return Assigned(own, seed, learner=submission)
 
 
-def _named(path: Path) -> tuple[Makemore | None, int | None, str | None, str]:
-    """The variant the notebook's metadata names, its seed, the learner it was handed out to,
-    and why it cannot be read (empty when it can, or when there is none)."""
+def _named(path: Path) -> Named:
+    """What the notebook at ``path`` says of its variant (nothing when it cannot be read: its
+    rows say so already)."""
     try:
-        meta = nbformat.read(path, as_version=4).metadata.get(METADATA, {})
-        data = dict(meta.get("variant") or {})
-        learner = meta.get("learner")
-    except Exception:  # an unreadable notebook: its rows say so already
-        return None, None, None, ""
-    if not data:
-        return None, None, learner, ""
-    seed = data.pop("seed", None)
+        nb = nbformat.read(path, as_version=4)
+        meta = nb.metadata.get(METADATA, {})
+        data, learner = meta.get("variant"), meta.get("learner")
+    except Exception:
+        return Named()
+    learner = learner if isinstance(learner, str) else None
+    if not data:  # no metadata (cells pasted into a new notebook): the imports cell's call
+        calls = (named_in(c.source) for c in nb.cells if c.cell_type == "code")
+        return Named(next((v for v in calls if v is not None), None), None, learner)
     try:
-        return Makemore.from_metadata(data), seed, learner, ""
-    except (ValueError, TypeError) as why:
-        return None, None, learner, f"its variant cannot be read ({why})"
+        seed = data.get("seed")
+        choices = {k: x for k, x in data.items() if k != "seed"}
+        return Named(Makemore.from_metadata(choices), seed if type(seed) is int else None, learner)
+    except (ValueError, TypeError, AttributeError) as why:
+        return Named(None, None, learner, f"its variant cannot be read ({why})")
 
 
 def _not_listed(record: dict | None, submission: str, note: str, checked: bool = True) -> str:
@@ -115,8 +163,8 @@ def variant_exercise(variant: Makemore, solutions: Path, folder: Path) -> Exerci
     """``variant``'s solution, written into ``folder`` (named by its text) and loaded."""
     from checks.authoring.variants import build  # the variants' answers: not in a class wheel
 
-    text = nbformat.writes(build.solution(variant, solutions=solutions))
-    path = folder / hashlib.sha256(text.encode()).hexdigest()[:16] / NOTEBOOK
+    text = build.written(variant, solutions)
+    path = folder / build.digest(text) / NOTEBOOK
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{NOTEBOOK}.tmp")

@@ -3,6 +3,7 @@ variant in its metadata), its student copy and its hint ladders, the three from 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import nbformat
@@ -99,3 +100,14 @@ def changed_ladders(solutions: Path = SOLUTIONS) -> dict[str, dict[str, dict[str
                 **{n: lad for n, lad in mine.items() if lad != lecture_ladders.get(n)},
             }
     return changed
+
+
+def written(v: Makemore, solutions: Path = SOLUTIONS) -> str:
+    """``v``'s solution notebook as the file it is written to."""
+    return nbformat.writes(solution(v, solutions=solutions))
+
+
+def digest(text: str) -> str:
+    """What names a variant's solution (:func:`written`) by its text: a hand-out keeps it, and the
+    grader keeps the solution under it."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

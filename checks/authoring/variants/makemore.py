@@ -371,8 +371,8 @@ def announced(v: Makemore) -> Iterator[Edit]:
     told = ", ".join(f"{k}={x!r}".replace("'", '"') for k, x in mine.items() if x != lecture[k])
     yield Sub(IMPORTS, IMPORTS.replace("training\n", "training, variant\n"))
     yield Sub(
-        "torch.set_num_threads(1)",
-        f"variant({told})  # your own network: hint() speaks of it\ntorch.set_num_threads(1)",
+        "when the other core is busy",
+        f"when the other core is busy\nvariant({told})  # your own network: hint() speaks of it",
     )
 
 
