@@ -18,6 +18,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from functools import cache
 
+from checks.parsing import parse
 from checks.paths import HINTS
 
 STEM = "03-makemore-backprop"
@@ -159,7 +160,7 @@ def named_in(source: str) -> Makemore | None:
     """The variant that a ``variant(...)`` call in ``source`` (a notebook's imports cell) names,
     if there is one and it can be read."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
 import nbformat
 import pytest
 
@@ -57,6 +58,7 @@ def _run(nb: nbformat.NotebookNode, answers: dict[str, str] | None = None) -> tu
             exec(compile(source, "<cell>", "exec"), namespace)
         if LAST_CHECK in source:
             break
+    plt.close("all")  # the notebook's pictures, kept by pyplot otherwise
     return namespace, session.results()
 
 

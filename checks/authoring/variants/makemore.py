@@ -394,6 +394,10 @@ def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
         out += activation(v.activation)
     if v.loss == "label-smoothing":
         out += label_smoothing(v.smoothing)
+    if not same_sizes(v) and v.norm in ("batchnorm", "batchnorm-biased"):  # its shape is v's
+        out.append(
+            Sub("(In the lecture `dbnmeani` comes", "(Written as in the lecture, `dbnmeani` comes")
+        )
     return out + list(lecture_numbers())
 
 
