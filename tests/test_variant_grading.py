@@ -158,3 +158,23 @@ def test_an_unreadable_hand_out_stops_before_anything_is_written(learners, tmp_p
         with pytest.raises(SetupError, match="no hand-out's record"):
             grade([tmp_path / "ana"], tmp_path / "out", CLASS, handout=tmp_path)
         assert not (tmp_path / "out").exists()
+
+
+def test_learners_added_to_the_hand_out_leave_the_others_graded(
+    graded, learners, handout, tmp_path
+):
+    from checks.grading.grader import grade
+
+    record = json.loads((handout / RECORD).read_text())
+    for who in ("ana", "dan"):
+        (tmp_path / who).mkdir()
+        nbformat.write(learners[who], tmp_path / who / NOTEBOOK)
+    subs, out = [tmp_path / "ana", tmp_path / "dan"], tmp_path / "out"
+    for extra in ({}, {"zoe": {"name": "Zoe", "variant": 1}}):  # the hand-out, then --add zoe
+        (tmp_path / "handout").mkdir(exist_ok=True)
+        handed = {**record, "learners": {**record["learners"], **extra}}
+        (tmp_path / "handout" / RECORD).write_text(json.dumps(handed))
+        log: list[str] = []
+        settings, folder = replace(CLASS, jobs=2), tmp_path / "handout"
+        grade(subs, out, settings, cache=graded.cache, handout=folder, progress=log.append)
+    assert "resuming: 2 of 2 submissions already graded" in log

@@ -350,11 +350,9 @@ def grade(
     done_dir.mkdir(exist_ok=True)
     subs, grader.refused = submissions_of(paths)
     needed = _needed_exercises(grader, subs)
-    salt = grader.environment()
-    if record is not None:  # the rows depend on who is graded against which variant too
-        salt = hashlib.sha256((salt + json.dumps(record, sort_keys=True)).encode()).hexdigest()
-    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salt)).exists()]
-    books = _Books(done_dir, salt, len(subs), len(subs) - len(todo), progress)
+    salts = _salts(grader.environment(), record, subs)
+    todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salts[s])).exists()]
+    books = _Books(done_dir, salts, len(subs), len(subs) - len(todo), progress)
     STOPPING.clear()
     try:
         prepare(grader, needed, progress)
@@ -374,9 +372,9 @@ def grade(
         else:
             _grade_locally(grader, todo, books, progress)
     except KeyboardInterrupt:
-        _report_stopped(subs, out, salt, settings, progress)
+        _report_stopped(subs, out, salts, settings, progress)
         raise
-    rows, ignored = _recorded(subs, done_dir, salt)
+    rows, ignored = _recorded(subs, done_dir, salts)
     read = [(s, [nb for nb in nbs if nb not in grader.refused]) for s, nbs in subs]
     write_reports(rows, out, ignored, settings, similar_pairs(read, grader.exercises))
     return rows
@@ -405,11 +403,11 @@ def _needed_exercises(grader: Grader, subs: list[tuple[str, list[Path]]]) -> lis
 
 @dataclasses.dataclass
 class _Books:
-    """A grading run's book-keeping: each submission's rows kept in ``done_dir`` (by ``salt``),
+    """A grading run's book-keeping: each submission's rows kept in ``done_dir`` (by its salt),
     and a progress line per submission graded, with the pace of this run."""
 
     done_dir: Path
-    salt: str
+    salts: dict[str, str]  # by submission
     total: int  # submissions
     before: int  # submissions graded by an earlier run
     progress: Callable[[str], object]
@@ -421,9 +419,9 @@ class _Books:
 
     def record(self, sub: str, nbs: list[Path], rows: list[Row], ignored: list[str]) -> None:
         """Keep a submission's rows whole, in the out folder only (atomic: all or nothing)."""
-        tmp = self.done_dir / (_key(sub, nbs, self.salt) + ".tmp")
+        tmp = self.done_dir / (_key(sub, nbs, self.salts[sub]) + ".tmp")
         tmp.write_text(json.dumps({"rows": [r.json() for r in rows], "ignored": ignored}))
-        tmp.replace(self.done_dir / _key(sub, nbs, self.salt))
+        tmp.replace(self.done_dir / _key(sub, nbs, self.salts[sub]))
 
     def shown(self, sub: str, rows: list[Row]) -> None:
         """Say that ``sub`` is graded: how many of its checks pass, and the run's pace."""
@@ -472,15 +470,15 @@ def _grade_and_keep(
 def _report_stopped(
     subs: list[tuple[str, list[Path]]],
     out: Path,
-    salt: str,
+    salts: dict[str, str],
     settings: Settings,
     progress: Callable[[str], object],
 ) -> None:
     """After Ctrl-C: the reports of the submissions graded so far, and how many those are."""
     done_dir = out / ".done"
-    rows, ignored = _recorded(subs, done_dir, salt)
+    rows, ignored = _recorded(subs, done_dir, salts)
     write_reports(rows, out, ignored, settings)
-    done = sum((done_dir / _key(s, nbs, salt)).exists() for s, nbs in subs)
+    done = sum((done_dir / _key(s, nbs, salts[s])).exists() for s, nbs in subs)
     progress(f"stopped: {done} of {len(subs)} submissions graded; reports written for those")
 
 
@@ -580,18 +578,32 @@ def one_copy_each(
 
 
 def _recorded(
-    subs: list[tuple[str, list[Path]]], done_dir: Path, salt: str
+    subs: list[tuple[str, list[Path]]], done_dir: Path, salts: dict[str, str]
 ) -> tuple[list[Row], list[str]]:
     """The rows of every graded submission, and its ignored copies ("sub: file (graded: file)")."""
     rows, ignored = [], []
     for s, nbs in subs:
-        path = done_dir / _key(s, nbs, salt)
+        path = done_dir / _key(s, nbs, salts[s])
         if not path.exists():
             continue
         record = json.loads(path.read_text())
         rows += [Row.from_json(r) for r in record["rows"]]
         ignored += [f"{s}: {x}" for x in record["ignored"]]
     return rows, ignored
+
+
+def _salts(salt: str, record: dict | None, subs: list[tuple[str, list[Path]]]) -> dict[str, str]:
+    """Each submission's salt (:func:`_key`): ``salt`` (:meth:`Grader.environment`) and, with a
+    hand-out, the submission's own entry in it, so that learners added to it later leave the
+    others graded."""
+    if record is None:
+        return {s: salt for s, _ in subs}
+    salts = {}
+    for s, _ in subs:
+        entry = record["learners"].get(s)
+        own = [entry, record["variants"][entry["variant"]] if entry else None]
+        salts[s] = hashlib.sha256((salt + json.dumps(own, sort_keys=True)).encode()).hexdigest()
+    return salts
 
 
 def _key(sub: str, nbs: list[Path], salt: str = "") -> str:
