@@ -115,10 +115,24 @@ def shown_checks(cells: list) -> list[str]:
     return names
 
 
+# a notebook's checks as this kernel's variant of it has them (checks.variants.variant)
+_OWN_CHECKS: dict[str, list[str]] = {}
+
+
+def own_checks(notebook: str, names: list[str] | None) -> None:
+    """Make ``names`` ``notebook``'s checks in this kernel (None: the notebook's own again)."""
+    if names is None:
+        _OWN_CHECKS.pop(notebook, None)
+    else:
+        _OWN_CHECKS[notebook] = list(names)
+
+
 def expected_checks(notebook: str, root: Path | None = None) -> list[str]:
-    """The names of every check of a notebook, in order: listed in its student copy's metadata
-    (``python -m checks.student`` writes them there from the executed solution), else read off
-    the executed solution (a class edition carries no solutions)."""
+    """The names of every check of a notebook, in order: this kernel's variant's, else listed in
+    its student copy's metadata (``python -m checks.student`` writes them there from the executed
+    solution), else read off the executed solution (a class edition carries no solutions)."""
+    if root is None and notebook in _OWN_CHECKS:
+        return list(_OWN_CHECKS[notebook])
     base = root or ROOT
     try:
         listed = json.loads((base / "notebooks" / f"{notebook}.ipynb").read_text())["metadata"]

@@ -228,6 +228,67 @@ def same_sizes(v: Makemore) -> bool:
     return (v.n_embd, v.n_hidden, v.block_size) == (d.n_embd, d.n_hidden, d.block_size)
 
 
+# --- the names of a normalisation that is not batch norm ----------------------------------
+# the lecture's batch-norm names, and what a normalisation that is not batch norm calls them
+BN_NAMES = (
+    "bnmeani",
+    "bndiff2",
+    "bndiff",
+    "bnvar_inv",
+    "bnvar",
+    "bnraw",
+    "bngain",
+    "bnbias",
+    "hprebn",
+)
+NAMES = {
+    "layernorm": {n: n.replace("bn", "ln") for n in BN_NAMES},
+    # no mean taken away: hprerms itself stands where bndiff did, and bnmeani is gone
+    "rmsnorm": {
+        **{n: n.replace("bn", "rms") for n in BN_NAMES},
+        "bndiff2": "rmsq",
+        "bndiff": "hprerms",
+        "hprebn": "hprerms",
+        "bnmeani": None,
+    },
+}
+NAMES["none"] = {**dict.fromkeys(BN_NAMES), "hprebn": "hpreact"}  # hpreact: the first layer's
+# checks a normalisation takes away although their names live on (exercise 3's, without a norm)
+GONE_CHECKS = {"none": {"hprebn (fused)"}}
+_BN_NAME = re.compile(rf"\b(d?)({'|'.join(BN_NAMES)})\b")
+
+
+def renamed(text: str | None, norm: str) -> str | None:
+    """``text`` with batch norm's names (``bnraw``, ``dhprebn``) made those of ``norm``'s
+    (``lnraw``, ``dhpreln``); unchanged for batch norm."""
+    names = NAMES.get(norm)
+    if text is None or names is None:
+        return text
+    return _BN_NAME.sub(lambda m: m[1] + (names[m[2]] or m[2]), text)
+
+
+def checks_renamed(checks: list[str], norm: str) -> list[str]:
+    """The lecture's check names (in order) as ``norm``'s notebook has them: renamed, those it
+    takes away left out, each once."""
+    names = NAMES.get(norm, {})
+    gone = {n for n, new in names.items() if new is None}
+    kept = [c for c in checks if c.split(" ")[0] not in gone and c not in GONE_CHECKS.get(norm, ())]
+    return list(dict.fromkeys(renamed(c, norm) for c in kept))
+
+
+def variant_checks(v: Makemore, lecture: list[str]) -> list[str]:
+    """The names of ``v``'s checks in the order its notebook runs them, from the lecture's
+    (``lecture``): each group's answers in ``v``'s order, the names its normalisation gives."""
+    names = list(lecture)
+    for lecture_order, wanted in zip(GROUPS, v.order, strict=True):
+        if tuple(wanted) == lecture_order or not all(n[1:] in names for n in lecture_order):
+            continue  # the lecture's order (its cell unchanged), or no lecture's list at hand
+        spots = sorted(names.index(n[1:]) for n in lecture_order)
+        for spot, name in zip(spots, wanted, strict=True):
+            names[spot] = name[1:]
+    return checks_renamed(names, v.norm)
+
+
 # --- the ladders, in the kernel ---------------------------------------------------------------
 @cache
 def _files() -> tuple[dict, dict]:
@@ -265,10 +326,13 @@ def _resized_all(data, v: Makemore):
 
 def variant(**choices) -> Makemore:
     """Say that this kernel works on a variant of notebook 03 (a variant's notebook calls it in
-    its imports cell): ``hint()`` gives that variant's ladders from now on."""
-    from checks import hints
+    its imports cell): ``hint()`` gives that variant's ladders from now on, and ``summary()``
+    lists its checks."""
+    from checks import hints, session
 
     v = Makemore.from_metadata(choices)
+    session.own_checks(STEM, None)
+    session.own_checks(STEM, variant_checks(v, session.expected_checks(STEM)))
     try:
         hints.offer_own(STEM, ladders(v))
     except OSError:  # no ladders here (a grading run's sandbox hides them): no hints to give

@@ -19,8 +19,8 @@ import matplotlib.pyplot as plt
 import nbformat
 import pytest
 
-from checks import hint, hints, session
-from checks.authoring.variants import build, makemore
+from checks import hint, hints, session, summary, variant
+from checks.authoring.variants import build
 from checks.authoring.variants.edits import EditError, Sub, apply
 from checks.grading.exercise import load_exercise
 from checks.grading.review import source_reviews
@@ -33,6 +33,7 @@ from checks.variants import (
     NORMS,
     Makemore,
     check_record,
+    checks_renamed,
     draw,
     ladders,
     resized,
@@ -75,6 +76,8 @@ def test_the_default_variant_makes_no_edit_and_sizes_map_to_themselves():
     assert build.sources(Makemore()) == lecture
     # the shapes' rewriting, forced on the lecture's own sizes, gives every cell back unchanged
     assert [resized(text, Makemore()) for text in lecture] == lecture
+    # a variant in the lecture's order lists the lecture's checks in the lecture's order
+    assert build.checks(Makemore(activation="relu")) == session.expected_checks(build.NOTEBOOK)
 
 
 def test_a_seed_draws_one_variant_and_never_the_lectures_answers():
@@ -192,7 +195,7 @@ def test_every_variant_of_50_seeds_matches_autograd_with_its_shapes_as_written()
         assert not failed, (seed, v, failed)
         assert {r.name for r in results} == set(build.checks(v)), seed
         # layer norm renames batch norm's tensors (lnraw for bnraw), and so their checks
-        renamed = set(makemore.checks_renamed(list(lecture_checks), v.norm))
+        renamed = set(checks_renamed(list(lecture_checks), v.norm))
         assert set(build.checks(v)) == renamed
         written = [(m[1], m[2]) for c in nb.cells for m in SHAPE.finditer(c.source)]
         # exercise 1's 26 answers, 2's and 3's; RMS norm has no dbnmeani and one input for bndiff;
@@ -331,6 +334,23 @@ def test_a_variants_notebook_announces_it_and_hint_speaks_of_it(capsys):
     finally:
         hints._OWN.clear()
         hints.reset()
+        session.own_checks("03-makemore-backprop", None)
+
+
+def test_a_variants_kernel_lists_its_own_checks(capsys):
+    lecture = session.expected_checks("03-makemore-backprop")
+    try:
+        variant(norm="rmsnorm", order=[list(reversed(g)) for g in GROUPS])
+        mine = session.expected_checks("03-makemore-backprop")
+        assert mine == build.checks(
+            Makemore(norm="rmsnorm", order=tuple(tuple(reversed(g)) for g in GROUPS))
+        )
+        assert "rmsq" in mine and "bnmeani" not in mine and len(mine) == 33
+        assert "rmsq" in str(summary("03-makemore-backprop"))
+    finally:
+        hints._OWN.clear()
+        session.own_checks("03-makemore-backprop", None)
+    assert session.expected_checks("03-makemore-backprop") == lecture
 
 
 def test_a_variant_handed_out_by_another_version_of_the_workbook_says_so(tmp_path):
@@ -364,3 +384,4 @@ def test_variant_gives_no_hints_where_there_are_no_ladders(monkeypatch, capsys):
     finally:
         variants._files.cache_clear()
         hints._OWN.clear()
+        session.own_checks("03-makemore-backprop", None)

@@ -13,7 +13,7 @@ from checks.authoring.variants import makemore
 from checks.authoring.variants.edits import apply
 from checks.paths import INSTALL_SOURCE, METADATA, SOLUTIONS
 from checks.session import shown_checks
-from checks.variants import AXES, GROUPS, Makemore
+from checks.variants import AXES, Makemore, renamed, variant_checks
 
 NOTEBOOK = "03-makemore-backprop"
 
@@ -29,7 +29,7 @@ def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str | None]:
     texts = [c.source for c in lecture(solutions).cells]
     edited = apply(texts, makemore.edits(v, texts))
     edited = makemore.reordered(edited, v.order)
-    return makemore.resized_cells([makemore.renamed(text, v.norm) for text in edited], v)
+    return makemore.resized_cells([renamed(text, v.norm) for text in edited], v)
 
 
 def solution(
@@ -59,12 +59,7 @@ def solution(
 def checks(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
     """The names of ``v``'s checks in the order its notebook runs them: the lecture's, whose
     executed outputs name them, with each group's answers in ``v``'s order."""
-    names = shown_checks(lecture(solutions).cells)
-    for lecture_order, wanted in zip(GROUPS, v.order, strict=True):
-        spots = sorted(names.index(n[1:]) for n in lecture_order)
-        for spot, name in zip(spots, wanted, strict=True):
-            names[spot] = name[1:]
-    return makemore.checks_renamed(names, v.norm)
+    return variant_checks(v, shown_checks(lecture(solutions).cells))
 
 
 def student(

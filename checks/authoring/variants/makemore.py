@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, line
-from checks.variants import GROUPS, Makemore, resized, same_sizes
+from checks.variants import GROUPS, NAMES, Makemore, renamed, resized, same_sizes
 
 # --- the activation -------------------------------------------------------------------------
 # name -> (forward call, the prose after its heading, TODO text, the local-derivative rung,
@@ -402,53 +402,6 @@ def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
 
 
 # --- layer normalisation ----------------------------------------------------------------------
-# the lecture's batch-norm names, and what a normalisation that is not batch norm calls them
-BN_NAMES = (
-    "bnmeani",
-    "bndiff2",
-    "bndiff",
-    "bnvar_inv",
-    "bnvar",
-    "bnraw",
-    "bngain",
-    "bnbias",
-    "hprebn",
-)
-NAMES = {
-    "layernorm": {n: n.replace("bn", "ln") for n in BN_NAMES},
-    # no mean taken away: hprerms itself stands where bndiff did, and bnmeani is gone
-    "rmsnorm": {
-        **{n: n.replace("bn", "rms") for n in BN_NAMES},
-        "bndiff2": "rmsq",
-        "bndiff": "hprerms",
-        "hprebn": "hprerms",
-        "bnmeani": None,
-    },
-}
-NAMES["none"] = {**dict.fromkeys(BN_NAMES), "hprebn": "hpreact"}  # hpreact: the first layer's
-# checks a normalisation takes away although their names live on (exercise 3's, without a norm)
-GONE_CHECKS = {"none": {"hprebn (fused)"}}
-_BN_NAME = re.compile(rf"\b(d?)({'|'.join(BN_NAMES)})\b")
-
-
-def renamed(text: str | None, norm: str) -> str | None:
-    """``text`` with batch norm's names (``bnraw``, ``dhprebn``) made those of ``norm``'s
-    (``lnraw``, ``dhpreln``); unchanged for batch norm."""
-    names = NAMES.get(norm)
-    if text is None or names is None:
-        return text
-    return _BN_NAME.sub(lambda m: m[1] + (names[m[2]] or m[2]), text)
-
-
-def checks_renamed(checks: list[str], norm: str) -> list[str]:
-    """The lecture's check names (in order) as ``norm``'s notebook has them: renamed, those it
-    takes away left out, each once."""
-    names = NAMES.get(norm, {})
-    gone = {n for n, new in names.items() if new is None}
-    kept = [c for c in checks if c.split(" ")[0] not in gone and c not in GONE_CHECKS.get(norm, ())]
-    return list(dict.fromkeys(renamed(c, norm) for c in kept))
-
-
 def renamed_metadata(workbook: dict, norm: str) -> dict:
     """A cell's ``workbook`` metadata (the answers a probe reads in a function) with ``norm``'s
     names, those it takes away left out."""
