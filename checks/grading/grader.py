@@ -108,8 +108,7 @@ class Grader:
         self.cache = cache or out / ".reference"  # reference values, kept between runs
         self.exercises, self.practice = course(solutions)
         self.handout = handout  # who was handed which variant of notebook 03 (grading.variants)
-        self.variants: dict[Path, Exercise] = {}  # the variants' solutions, by their path
-        self._made: dict[Makemore, Exercise] = {}
+        self.variants: dict[Makemore, Exercise] = {}  # the variants' solutions met so far
         self._refs: dict[Path, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
@@ -140,12 +139,13 @@ class Grader:
         got = variants.assigned(self.handout, submission, path)
         if got.variant is None:
             return ex, got.note
-        if got.variant not in self._made:  # its solution generated once per grader
+        if got.variant not in self.variants:  # its solution generated once per grader
             folder = self.cache / "variants"
             with one_at_a_time(folder / "made"):
-                made = variants.variant_exercise(got.variant, self.solutions, folder)
-            self._made[got.variant] = self.variants.setdefault(made.path, made)
-        ex, note = self._made[got.variant], got.note
+                self.variants[got.variant] = variants.variant_exercise(
+                    got.variant, self.solutions, folder
+                )
+        ex, note = self.variants[got.variant], got.note
         handed = made_of(self.handout, got.learner) if got.learner else None
         if handed is not None and handed != ex.path.parent.name:
             note = "; ".join(x for x in (note, variants.CHANGED) if x)
@@ -505,7 +505,8 @@ def prepare(grader: Grader, exercises: list[Exercise], progress: Callable[[str],
     runs under way are done; on Ctrl-C every run under way is killed."""
     s = grader.settings
     for ex in exercises:
-        name = ex.name + (f" (variant {ex.path.parent.name})" if ex.path in grader.variants else "")
+        variant = any(ex is v for v in grader.variants.values())
+        name = ex.name + (f" (variant {ex.path.parent.name})" if variant else "")
         if grader.cache_of(ex).exists():
             progress(f"reference of {name}: from the cache ({grader.cache_of(ex).parent})")
         else:

@@ -401,6 +401,98 @@ def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
     return out + list(lecture_numbers())
 
 
+# --- a normalisation over each example's features: layer norm and RMS norm ----------------------
+# the cells the two share in form; {p}: the names' prefix, {x}: what {p}raw scales, {q}: the square
+_PER_EXAMPLE = {
+    "var_inv": """\
+# d{p}var_inv: dL/d{p}var_inv, shape (32, 1)
+# d{p}var_inv full: (the other factor) times d{p}raw, summed over the features; shape (32, 1)
+# hint d{p}var_inv: `{p}var_inv` (32, 1) is used once, in `{p}raw = {x} * {p}var_inv`, and broadcast over the features of its row there. A product, and then broadcast forward, sum backward, over axis 1 this time.
+# hint d{p}var_inv: The slope for one factor of a product is the other factor, here `{x}`. Sum the contributions of a row's features and keep the shape (32, 1).
+# hint d{p}var_inv: d{p}var_inv = (____ * d{p}raw).sum(____, keepdim=True)
+### BEGIN SOLUTION
+d{p}var_inv = ({x} * d{p}raw).sum(1, keepdim=True)
+### END SOLUTION
+cmp('{p}var_inv', d{p}var_inv, {p}var_inv)""",
+    "var": """\
+# d{p}var: dL/d{p}var, shape (32, 1)
+# d{p}var full: local derivative of (x + 1e-5)**-0.5 times d{p}var_inv; shape (32, 1)
+# hint d{p}var: `{p}var` (32, 1) is used once, in `{p}var_inv = ({p}var + 1e-5)**-0.5`, element by element. One path: local derivative times `d{p}var_inv`.
+# hint d{p}var: The power rule: d((x + c)**p) / dx = p * (x + c)**(p - 1), here with p = -0.5 and c = 1e-5.
+# hint d{p}var: d{p}var = ____ * ({p}var + 1e-5)**____ * d{p}var_inv
+### BEGIN SOLUTION
+d{p}var = -0.5 * ({p}var + 1e-5)**-1.5 * d{p}var_inv
+### END SOLUTION
+cmp('{p}var', d{p}var, {p}var)""",
+    "square": """\
+# d{q}: dL/d{q}, shape (32, 64)
+# d{q} full: d{p}var broadcast over the features, times 1/n_hidden; shape (32, 64)
+# hint d{q}: `{q}` (32, 64) is used once, in `{p}var = 1/n_hidden * {q}.sum(1, keepdim=True)`. A sum forward is a broadcast backward, here over the features of each row. Mind the factor in front.
+# hint d{q}: For y = c * (x1 + ... + xk), every xi has the same slope, dy / dxi = c: the sum hands its gradient to each entry, and the factor in front scales it. Each row of `{q}` adds into one entry of `{p}var`.
+# hint d{q}: d{q} = ____ * torch.ones_like({q}) * d{p}var
+### BEGIN SOLUTION
+d{q} = 1.0 / n_hidden * torch.ones_like({q}) * d{p}var
+### END SOLUTION
+cmp('{q}', d{q}, {q})""",
+    "input": """\
+# d{x}: dL/d{x}, shape (32, 64)
+# d{x} full: the contribution through {p}raw plus the one through {q}; shape (32, 64)
+# hint d{x}: `{x}` is used twice: in `{p}raw = {x} * {p}var_inv` and in `{q} = {x}**2`. Add both contributions (`+=`).
+# hint d{x}: Through the product, the slope is the other factor, `{p}var_inv` (32, 1). Through the square, d(x**2) / dx = 2x.
+# hint d{x}: d{x} = ____ * d{p}raw
+# hint d{x}+: d{x} += ____ * d{q}
+### BEGIN SOLUTION
+d{x} = {p}var_inv * d{p}raw
+d{x} += 2 * {x} * d{q}
+### END SOLUTION
+cmp('{x}', d{x}, {x})""",
+}
+
+
+def per_example_cells(p: str, x: str, q: str) -> dict[str, str]:
+    """The answer cells of a normalisation over each example's features, in its names: the
+    inverse deviation's, the variance's, the summed square's, and ``x``'s two contributions."""
+    return {part: text.format(p=p, x=x, q=q) for part, text in _PER_EXAMPLE.items()}
+
+
+LN_CELLS = per_example_cells("ln", "lndiff", "lndiff2")
+RMS_CELLS = per_example_cells("rms", "hprerms", "rmsq")
+
+
+def evaluate_cell(doc: str, gain: str, forward: str) -> str:
+    """The evaluation cell of a network with no batch statistics to fix: ``logits_of`` (its
+    docstring ending ``doc``, its gain and bias ``gain``, ``forward`` its lines up to ``hpreact``)
+    and the losses on the training and validation sets."""
+    return (
+        "if not lossi:\n"
+        '    raise NotWritten("train the network first: the training cell stopped before its first '
+        'step (finish step(), then run that cell again)")\n\n\n'
+        "@torch.no_grad()\n"
+        "def logits_of(net, X):\n"
+        f"    '''The trained network's logits for the contexts X{doc}.'''\n"
+        f"    C, W1, b1, W2, b2{gain} = net\n"
+        f"{forward}"
+        "    return torch.tanh(hpreact) @ W2 + b2\n\n\n"
+        'print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr).item():.4f}")\n'
+        'print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev).item():.4f}")'
+    )
+
+
+LN_EVALUATE_CELL = evaluate_cell(
+    ": layer norm normalises each example by itself",
+    ", lngain, lnbias",
+    "    hpreln = C[X].view(X.shape[0], -1) @ W1 + b1\n"
+    "    hpreact = lngain * (hpreln - hpreln.mean(1, keepdim=True)) * (hpreln.var(1, keepdim=True, unbiased=False) + 1e-5)**-0.5 + lnbias\n",
+)
+RMS_EVALUATE_CELL = evaluate_cell(
+    ": RMS norm normalises each example by itself",
+    ", rmsgain, rmsbias",
+    "    hprerms = C[X].view(X.shape[0], -1) @ W1 + b1\n"
+    "    hpreact = rmsgain * hprerms * ((hprerms**2).mean(1, keepdim=True) + 1e-5)**-0.5 + rmsbias\n",
+)
+NONE_EVALUATE_CELL = evaluate_cell("", "", "    hpreact = C[X].view(X.shape[0], -1) @ W1 + b1\n")
+
+
 # --- layer normalisation ----------------------------------------------------------------------
 def renamed_metadata(workbook: dict, norm: str) -> dict:
     """A cell's ``workbook`` metadata (the answers a probe reads in a function) with ``norm``'s
@@ -457,58 +549,12 @@ LN_VAR_INV = """\
 axis 1; each feature's contribution is, as in every product, the other factor times the gradient from above. (`lndiff`
 is used here too, but also in `lndiff2`; its gradient comes once both contributions are known.)"""
 
-LN_VAR_INV_CELL = """\
-# dlnvar_inv: dL/dlnvar_inv, shape (32, 1)
-# dlnvar_inv full: (the other factor) times dlnraw, summed over the features; shape (32, 1)
-# hint dlnvar_inv: `lnvar_inv` (32, 1) is used once, in `lnraw = lndiff * lnvar_inv`, and broadcast over the features of its row there. A product, and then broadcast forward, sum backward, over axis 1 this time.
-# hint dlnvar_inv: The slope for one factor of a product is the other factor, here `lndiff`. Sum the contributions of a row's features and keep the shape (32, 1).
-# hint dlnvar_inv: dlnvar_inv = (____ * dlnraw).sum(____, keepdim=True)
-### BEGIN SOLUTION
-dlnvar_inv = (lndiff * dlnraw).sum(1, keepdim=True)
-### END SOLUTION
-cmp('lnvar_inv', dlnvar_inv, lnvar_inv)"""
-
-LN_VAR_CELL = """\
-# dlnvar: dL/dlnvar, shape (32, 1)
-# dlnvar full: local derivative of (x + 1e-5)**-0.5 times dlnvar_inv; shape (32, 1)
-# hint dlnvar: `lnvar` (32, 1) is used once, in `lnvar_inv = (lnvar + 1e-5)**-0.5`, element by element. One path: local derivative times `dlnvar_inv`.
-# hint dlnvar: The power rule: d((x + c)**p) / dx = p * (x + c)**(p - 1), here with p = -0.5 and c = 1e-5.
-# hint dlnvar: dlnvar = ____ * (lnvar + 1e-5)**____ * dlnvar_inv
-### BEGIN SOLUTION
-dlnvar = -0.5 * (lnvar + 1e-5)**-1.5 * dlnvar_inv
-### END SOLUTION
-cmp('lnvar', dlnvar, lnvar)"""
-
 LN_DIFF2 = """\
 ### `lndiff2`: a sum over the features, scaled
 
 `lnvar = 1/n_hidden * lndiff2.sum(1, keepdim=True)`. The sum over a row's features becomes a broadcast of `dlnvar`
 over those features, and the factor in front scales it, exactly as it scaled the sum. Layer norm's variance divides by
 the number of features itself, without Bessel's correction; the backward pass must use exactly what the forward used."""
-
-LN_DIFF2_CELL = """\
-# dlndiff2: dL/dlndiff2, shape (32, 64)
-# dlndiff2 full: dlnvar broadcast over the features, times 1/n_hidden; shape (32, 64)
-# hint dlndiff2: `lndiff2` (32, 64) is used once, in `lnvar = 1/n_hidden * lndiff2.sum(1, keepdim=True)`. A sum forward is a broadcast backward, here over the features of each row. Mind the factor in front.
-# hint dlndiff2: For y = c * (x1 + ... + xk), every xi has the same slope, dy / dxi = c: the sum hands its gradient to each entry, and the factor in front scales it. Each row of `lndiff2` adds into one entry of `lnvar`.
-# hint dlndiff2: dlndiff2 = ____ * torch.ones_like(lndiff2) * dlnvar
-### BEGIN SOLUTION
-dlndiff2 = 1.0 / n_hidden * torch.ones_like(lndiff2) * dlnvar
-### END SOLUTION
-cmp('lndiff2', dlndiff2, lndiff2)"""
-
-LN_DIFF_CELL = """\
-# dlndiff: dL/dlndiff, shape (32, 64)
-# dlndiff full: the contribution through lnraw plus the one through lndiff2; shape (32, 64)
-# hint dlndiff: `lndiff` is used twice: in `lnraw = lndiff * lnvar_inv` and in `lndiff2 = lndiff**2`. Add both contributions (`+=`).
-# hint dlndiff: Through the product, the slope is the other factor, `lnvar_inv` (32, 1). Through the square, d(x**2) / dx = 2x.
-# hint dlndiff: dlndiff = ____ * dlnraw
-# hint dlndiff+: dlndiff += ____ * dlndiff2
-### BEGIN SOLUTION
-dlndiff = lnvar_inv * dlnraw
-dlndiff += 2 * lndiff * dlndiff2
-### END SOLUTION
-cmp('lndiff', dlndiff, lndiff)"""
 
 LN_MEAN = """\
 ### `lnmeani` and `hpreln`
@@ -567,23 +613,6 @@ LN_EVALUATE = """\
 Layer norm normalises each example over its own features, so it needs no statistics of the training set: the network
 works on one example at a time as it is."""
 
-LN_EVALUATE_CELL = """\
-if not lossi:
-    raise NotWritten("train the network first: the training cell stopped before its first step (finish step(), then run that cell again)")
-
-
-@torch.no_grad()
-def logits_of(net, X):
-    '''The trained network's logits for the contexts X: layer norm normalises each example by itself.'''
-    C, W1, b1, W2, b2, lngain, lnbias = net
-    hpreln = C[X].view(X.shape[0], -1) @ W1 + b1
-    hpreact = lngain * (hpreln - hpreln.mean(1, keepdim=True)) * (hpreln.var(1, keepdim=True, unbiased=False) + 1e-5)**-0.5 + lnbias
-    return torch.tanh(hpreact) @ W2 + b2
-
-
-print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr).item():.4f}")
-print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev).item():.4f}")"""
-
 _STEP_FUSED_HINTS = (
     "    # hint dhprebn: Batch norm from `hprebn` to `hpreact` is computed here in one go (`mean`, `var` with Bessel's correction): use your fused gradient from exercise 3, with this function's names.\n"
     "    # hint dhprebn: A Σ over the batch of a (32, 200) tensor `t` is `t.sum(0)`, a row that broadcasts back over the rows; Σ(dy x̂) multiplies entry by entry before it sums. n/(n-1) is Bessel's correction.\n"
@@ -609,11 +638,11 @@ def layer_norm() -> Iterator[Edit]:
     yield Sub("### The batch-norm gain and bias", "### The layer-norm gain and bias")
     yield Swap("### The layer-norm gain and bias", LN_GAIN)
     yield Swap("### Into batch normalisation: `bnraw = bndiff * bnvar_inv`", LN_VAR_INV)
-    yield Swap("# dbnvar_inv: dL/dbnvar_inv", LN_VAR_INV_CELL)
-    yield Swap("# dbnvar: dL/dbnvar,", LN_VAR_CELL)
+    yield Swap("# dbnvar_inv: dL/dbnvar_inv", LN_CELLS["var_inv"])
+    yield Swap("# dbnvar: dL/dbnvar,", LN_CELLS["var"])
     yield Swap("### `bndiff2`: a sum, with Bessel's correction", LN_DIFF2)
-    yield Swap("# dbndiff2: dL/dbndiff2", LN_DIFF2_CELL)
-    yield Swap("# dbndiff: dL/dbndiff,", LN_DIFF_CELL)
+    yield Swap("# dbndiff2: dL/dbndiff2", LN_CELLS["square"])
+    yield Swap("# dbndiff: dL/dbndiff,", LN_CELLS["input"])
     yield Swap("### `bnmeani` and `hprebn`", LN_MEAN)
     yield Swap("# dbnmeani: dL/dbnmeani", LN_MEAN_CELL)
     yield Swap("# Exercise 3: batch norm's backward pass in one expression", LN_EXERCISE_3)
@@ -696,51 +725,17 @@ RMS_VAR_INV = """\
 axis 1; each feature's contribution is, as in every product, the other factor times the gradient from above.
 (`hprerms` is used here too, but also in `rmsq`; its gradient comes once both contributions are known.)"""
 
-RMS_VAR_INV_CELL = (
-    LN_VAR_INV_CELL.replace("lnvar_inv", "rmsvar_inv")
-    .replace("dlnraw", "drmsraw")
-    .replace("lnraw = lndiff * rmsvar_inv", "rmsraw = hprerms * rmsvar_inv")
-    .replace("`lndiff`", "`hprerms`")
-    .replace("(lndiff * ", "(hprerms * ")
-)
-
-RMS_VAR_CELL = LN_VAR_CELL.replace("lnvar", "rmsvar")
-
 RMS_Q = """\
 ### `rmsq`: a sum over the features, scaled
 
 `rmsvar = 1/n_hidden * rmsq.sum(1, keepdim=True)`, the mean of the squares over a row's features. The sum becomes a
 broadcast of `drmsvar` over those features, and the factor in front scales it, exactly as it scaled the sum."""
 
-RMS_Q_CELL = """\
-# drmsq: dL/drmsq, shape (32, 64)
-# drmsq full: drmsvar broadcast over the features, times 1/n_hidden; shape (32, 64)
-# hint drmsq: `rmsq` (32, 64) is used once, in `rmsvar = 1/n_hidden * rmsq.sum(1, keepdim=True)`. A sum forward is a broadcast backward, here over the features of each row. Mind the factor in front.
-# hint drmsq: For y = c * (x1 + ... + xk), every xi has the same slope, dy / dxi = c: the sum hands its gradient to each entry, and the factor in front scales it. Each row of `rmsq` adds into one entry of `rmsvar`.
-# hint drmsq: drmsq = ____ * torch.ones_like(rmsq) * drmsvar
-### BEGIN SOLUTION
-drmsq = 1.0 / n_hidden * torch.ones_like(rmsq) * drmsvar
-### END SOLUTION
-cmp('rmsq', drmsq, rmsq)"""
-
 RMS_INPUT = """\
 ### `hprerms`: both contributions
 
 From `rmsraw = hprerms * rmsvar_inv` and from `rmsq = hprerms**2` (the derivative of `x**2` is `2x`). Add the two, as
 for `counts`. With no mean taken away, that is all: `hprerms` reaches the loss by no third path."""
-
-RMS_INPUT_CELL = """\
-# dhprerms: dL/dhprerms, shape (32, 64)
-# dhprerms full: the contribution through rmsraw plus the one through rmsq; shape (32, 64)
-# hint dhprerms: `hprerms` is used twice: in `rmsraw = hprerms * rmsvar_inv` and in `rmsq = hprerms**2`. Add both contributions (`+=`).
-# hint dhprerms: Through the product, the slope is the other factor, `rmsvar_inv` (32, 1). Through the square, d(x**2) / dx = 2x.
-# hint dhprerms: dhprerms = ____ * drmsraw
-# hint dhprerms+: dhprerms += ____ * drmsq
-### BEGIN SOLUTION
-dhprerms = rmsvar_inv * drmsraw
-dhprerms += 2 * hprerms * drmsq
-### END SOLUTION
-cmp('hprerms', dhprerms, hprerms)"""
 
 RMS_EXERCISE_3 = """\
 # Exercise 3: RMS norm's backward pass in one expression
@@ -764,17 +759,6 @@ dhprerms = rmsvar_inv / n_hidden * (n_hidden * rmsgain * dhpreact - rmsraw * (rm
 ### END SOLUTION
 cmp('hprerms (fused)', dhprerms, hprerms)"""
 
-RMS_EVALUATE_CELL = (
-    LN_EVALUATE_CELL.replace("layer norm normalises", "RMS norm normalises")
-    .replace("C, W1, b1, W2, b2, lngain, lnbias = net", "C, W1, b1, W2, b2, rmsgain, rmsbias = net")
-    .replace(
-        "    hpreln = C[X].view(X.shape[0], -1) @ W1 + b1\n"
-        "    hpreact = lngain * (hpreln - hpreln.mean(1, keepdim=True)) * (hpreln.var(1, keepdim=True, unbiased=False) + 1e-5)**-0.5 + lnbias\n",
-        "    hprerms = C[X].view(X.shape[0], -1) @ W1 + b1\n"
-        "    hpreact = rmsgain * hprerms * ((hprerms**2).mean(1, keepdim=True) + 1e-5)**-0.5 + rmsbias\n",
-    )
-)
-
 
 def rms_norm() -> Iterator[Edit]:
     """The edits that put RMS norm (each example over its features, no mean taken away) where the
@@ -797,12 +781,12 @@ def rms_norm() -> Iterator[Edit]:
         "(1, 64)`, one number per feature, broadcast over the 32 rows: sum over axis 0",
     )
     yield Swap("### Into batch normalisation: `bnraw = bndiff * bnvar_inv`", RMS_VAR_INV)
-    yield Swap("# dbnvar_inv: dL/dbnvar_inv", RMS_VAR_INV_CELL)
-    yield Swap("# dbnvar: dL/dbnvar,", RMS_VAR_CELL)
+    yield Swap("# dbnvar_inv: dL/dbnvar_inv", RMS_CELLS["var_inv"])
+    yield Swap("# dbnvar: dL/dbnvar,", RMS_CELLS["var"])
     yield Swap("### `bndiff2`: a sum, with Bessel's correction", RMS_Q)
-    yield Swap("# dbndiff2: dL/dbndiff2", RMS_Q_CELL)
+    yield Swap("# dbndiff2: dL/dbndiff2", RMS_CELLS["square"])
     yield Swap("### `bndiff`: both contributions", RMS_INPUT)
-    yield Swap("# dbndiff: dL/dbndiff,", RMS_INPUT_CELL)
+    yield Swap("# dbndiff: dL/dbndiff,", RMS_CELLS["input"])
     yield Drop("### `bnmeani` and `hprebn`")
     yield Drop("# dbnmeani: dL/dbnmeani")
     yield Swap("# Exercise 3: batch norm's backward pass in one expression", RMS_EXERCISE_3)
@@ -844,22 +828,6 @@ NONE_EVALUATE = """\
 ### Evaluate
 
 With no normalisation the network works on one example at a time as it is: no statistics of the training set to fix."""
-
-NONE_EVALUATE_CELL = """\
-if not lossi:
-    raise NotWritten("train the network first: the training cell stopped before its first step (finish step(), then run that cell again)")
-
-
-@torch.no_grad()
-def logits_of(net, X):
-    '''The trained network's logits for the contexts X.'''
-    C, W1, b1, W2, b2 = net
-    hpreact = C[X].view(X.shape[0], -1) @ W1 + b1
-    return torch.tanh(hpreact) @ W2 + b2
-
-
-print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr).item():.4f}")
-print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev).item():.4f}")"""
 
 _GAIN_LINES = (
     "{i}bngain = torch.randn((1, n_hidden), generator={g}) * 0.1 + 1.0\n"
