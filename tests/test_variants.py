@@ -35,7 +35,7 @@ from checks.variants import (
     check_record,
     checks_renamed,
     draw,
-    ladders,
+    makemore,
     resized,
 )
 from checks.verdict import Result
@@ -310,8 +310,8 @@ def test_the_kernels_ladders_of_a_variant_are_those_of_its_notebook():
     changed = build.changed_ladders()
     for seed in SEEDS:
         v = draw(seed)
-        assert ladders(v, lecture, changed) == build.ladders(v), seed
-    assert ladders(Makemore(), lecture, changed) == lecture
+        assert makemore.ladders(v, lecture, changed) == build.ladders(v), seed
+    assert makemore.ladders(Makemore(), lecture, changed) == lecture
 
 
 def test_a_variants_notebook_announces_it_and_hint_speaks_of_it(capsys):
@@ -376,7 +376,7 @@ def test_a_variant_handed_out_by_another_version_of_the_workbook_says_so(tmp_pat
 def test_variant_gives_no_hints_where_there_are_no_ladders(monkeypatch, capsys):
     from checks import variants
 
-    monkeypatch.setattr(variants, "VARIANT_LADDERS", Path("/nonexistent/ladders.json"))
+    monkeypatch.setattr(variants, "HINTS", Path("/nonexistent"))
     variants._files.cache_clear()
     try:
         assert variants.variant(activation="relu") == Makemore(activation="relu")

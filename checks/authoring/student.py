@@ -42,7 +42,7 @@ import nbformat
 from checks.parsing import parse
 from checks.paths import INSTALL_SOURCE, METADATA, ROOT
 from checks.session import shown_checks
-from checks.variants import STEM as VARIANTS_OF
+from checks.variants import KINDS as VARIANTS_OF
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/@]?=)(?!=)")
@@ -314,10 +314,10 @@ def generate(
             texts[hints / f"{sol.stem}.json"] = json.dumps(found, indent=1) + "\n"
         if own:
             texts[sol] = _with_install_cell(sol.read_text())
-        if sol.stem == VARIANTS_OF:  # the ladders its variants change (checks.variants)
+        if sol.stem in VARIANTS_OF:  # the ladders its variants change (checks.variants)
             from checks.authoring.variants.build import changed_ladders  # it builds on this module
 
-            changed = changed_ladders(root / "solutions")
+            changed = changed_ladders(root / "solutions", sol.stem)
             texts[hints / "variants" / f"{sol.stem}.json"] = json.dumps(changed, indent=1) + "\n"
         for target, text in texts.items():
             if not target.exists() or target.read_text() != text:

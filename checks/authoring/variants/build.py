@@ -4,41 +4,58 @@ variant in its metadata), its student copy and its hint ladders, the three from 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import nbformat
 
 from checks.authoring.student import notebook_ladders, student_notebook
-from checks.authoring.variants import makemore
-from checks.authoring.variants.edits import apply
+from checks.authoring.variants import makemore, transformer
+from checks.authoring.variants.edits import apply, reordered
 from checks.paths import INSTALL_SOURCE, METADATA, SOLUTIONS
 from checks.session import shown_checks
-from checks.variants import AXES, Makemore, renamed, variant_checks
+from checks.variants import GROUPS, Makemore, Transformer, Variant, kind_of, renamed
+from checks.variants.common import changes
 
 NOTEBOOK = "03-makemore-backprop"
 
 
-def lecture(solutions: Path = SOLUTIONS) -> nbformat.NotebookNode:
-    """The lecture's notebook 03, executed, as the folder of solutions holds it."""
-    return nbformat.read(solutions / f"{NOTEBOOK}.ipynb", as_version=4)
+def stem(v: Variant) -> str:
+    """The notebook ``v`` is a variant of."""
+    return transformer.STEM if isinstance(v, Transformer) else NOTEBOOK
 
 
-def sources(v: Makemore, solutions: Path = SOLUTIONS) -> list[str | None]:
+def lecture(solutions: Path = SOLUTIONS, notebook: str = NOTEBOOK) -> nbformat.NotebookNode:
+    """The lecture's ``notebook`` (03 unless named), executed, as the folder of solutions holds
+    it."""
+    return nbformat.read(solutions / f"{notebook}.ipynb", as_version=4)
+
+
+def sources(v: Variant, solutions: Path = SOLUTIONS) -> list[str | None]:
     """The text of each cell of ``v``'s solution: the lecture's, edited for ``v`` (None: a cell
     ``v`` takes out)."""
-    texts = [c.source for c in lecture(solutions).cells]
+    texts = [c.source for c in lecture(solutions, stem(v)).cells]
+    if isinstance(v, Transformer):
+        return transformer.sources(v, texts)
     edited = apply(texts, makemore.edits(v, texts))
-    edited = makemore.reordered(edited, v.order)
+    edited = reordered(edited, GROUPS, v.order)
     return makemore.resized_cells([renamed(text, v.norm) for text in edited], v)
 
 
+def _metadata(workbook: dict, v: Variant) -> dict:
+    """A cell's ``workbook`` metadata (a probe's names) with ``v``'s names."""
+    if isinstance(v, Transformer):
+        return json.loads(transformer.renamed(json.dumps(workbook), v))
+    return makemore.renamed_metadata(workbook, v.norm)
+
+
 def solution(
-    v: Makemore, seed: int | None = None, solutions: Path = SOLUTIONS
+    v: Variant, seed: int | None = None, solutions: Path = SOLUTIONS
 ) -> nbformat.NotebookNode:
     """``v``'s solution notebook: the lecture's when ``v`` is the default (outputs and all),
     otherwise the lecture's edited for ``v``, no outputs, ``v`` and ``seed`` in its metadata."""
-    nb = lecture(solutions)
-    if v == Makemore():
+    nb = lecture(solutions, stem(v))
+    if v == type(v)():
         return nb
     kept = []
     for cell, source in zip(nb.cells, sources(v, solutions), strict=True):
@@ -46,7 +63,7 @@ def solution(
             continue  # a cell the variant takes out
         cell.source = source
         if "workbook" in cell.metadata:  # a probe's names
-            cell.metadata["workbook"] = makemore.renamed_metadata(cell.metadata["workbook"], v.norm)
+            cell.metadata["workbook"] = _metadata(cell.metadata["workbook"], v)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
@@ -56,14 +73,14 @@ def solution(
     return nb
 
 
-def checks(v: Makemore, solutions: Path = SOLUTIONS) -> list[str]:
+def checks(v: Variant, solutions: Path = SOLUTIONS) -> list[str]:
     """The names of ``v``'s checks in the order its notebook runs them: the lecture's, whose
     executed outputs name them, with each group's answers in ``v``'s order."""
-    return variant_checks(v, shown_checks(lecture(solutions).cells))
+    return kind_of(stem(v)).variant_checks(v, shown_checks(lecture(solutions, stem(v)).cells))
 
 
 def student(
-    v: Makemore, seed: int | None = None, solutions: Path = SOLUTIONS, source: str = INSTALL_SOURCE
+    v: Variant, seed: int | None = None, solutions: Path = SOLUTIONS, source: str = INSTALL_SOURCE
 ) -> nbformat.NotebookNode:
     """``v``'s student copy: its solution stubbed, the variant and its checks in the metadata
     (``source``: what its install cell installs)."""
@@ -76,28 +93,29 @@ def student(
     return nb
 
 
-def ladders(v: Makemore, solutions: Path = SOLUTIONS) -> dict[str, list[dict]]:
+def ladders(v: Variant, solutions: Path = SOLUTIONS) -> dict[str, list[dict]]:
     """``v``'s hint ladders, by answer name, as ``checks/hints/`` holds the lecture's."""
     return notebook_ladders(solution(v, solutions=solutions))
 
 
-def changed_ladders(solutions: Path = SOLUTIONS) -> dict[str, dict[str, dict[str, list[dict]]]]:
-    """By axis and choice other than the lecture's, the ladders that choice changes (by answer
-    name): what :func:`checks.variants.ladders` puts in the lecture's place."""
-    lecture_ladders = notebook_ladders(lecture(solutions))
+def changed_ladders(
+    solutions: Path = SOLUTIONS, notebook: str = NOTEBOOK
+) -> dict[str, dict[str, dict[str, list[dict]]]]:
+    """By axis and choice other than the lecture's, the ladders that choice changes in
+    ``notebook`` (03 unless named), by answer name: what :func:`checks.variants.ladders` puts in
+    the lecture's place."""
+    lecture_ladders = notebook_ladders(lecture(solutions, notebook))
+    kind = Transformer if notebook == transformer.STEM else Makemore
     changed: dict[str, dict[str, dict[str, list[dict]]]] = {}
-    for axis, choices in AXES.items():
+    for axis, choices in kind_of(notebook).AXES.items():
         for choice in choices[1:]:
             smoothing = {"smoothing": 0.1} if choice == "label-smoothing" else {}
-            mine = ladders(Makemore(**{axis: choice}, **smoothing), solutions)
-            changed.setdefault(axis, {})[choice] = {
-                **{name: None for name in lecture_ladders if name not in mine},
-                **{n: lad for n, lad in mine.items() if lad != lecture_ladders.get(n)},
-            }
+            mine = ladders(kind(**{axis: choice}, **smoothing), solutions)
+            changed.setdefault(axis, {})[choice] = changes(lecture_ladders, mine)
     return changed
 
 
-def written(v: Makemore, solutions: Path = SOLUTIONS) -> str:
+def written(v: Variant, solutions: Path = SOLUTIONS) -> str:
     """``v``'s solution notebook as the file it is written to."""
     return nbformat.writes(solution(v, solutions=solutions))
 

@@ -13,8 +13,8 @@ import json
 import re
 from collections.abc import Iterator
 
-from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, line
-from checks.variants import GROUPS, NAMES, Makemore, renamed, resized, same_sizes
+from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, announced, line
+from checks.variants import NAMES, Makemore, renamed, resized, same_sizes
 
 # --- the activation -------------------------------------------------------------------------
 # name -> (forward call, the prose after its heading, TODO text, the local-derivative rung,
@@ -311,41 +311,6 @@ def resized_cells(sources: list[str | None], v: Makemore) -> list[str | None]:
     return [None if text is None else resized(text, v) for text in sources]
 
 
-def reordered(sources: list[str | None], order: tuple[tuple[str, ...], ...]) -> list[str | None]:
-    """Every cell that answers a group of :data:`GROUPS` with its answers in ``order``: their
-    comment blocks, solution lines and checks."""
-    out = list(sources)
-    for lecture, wanted in zip(GROUPS, order, strict=True):
-        if tuple(wanted) == lecture:
-            continue
-        head = f"# {lecture[0]}: dL/{lecture[0]}"
-        i = next((i for i, t in enumerate(out) if t is not None and t.startswith(head)), None)
-        if i is None:  # a cell the variant took out (batch norm's gain and bias, without a norm)
-            continue
-        out[i] = _reorder_cell(out[i], wanted)
-    return out
-
-
-def _reorder_cell(text: str, wanted: tuple[str, ...]) -> str:
-    """One answer cell of a group, its three answers in the ``wanted`` order."""
-    head, rest = text.split("### BEGIN SOLUTION\n")
-    body, checks = rest.split("### END SOLUTION\n")
-    blocks = re.split(r"(?m)^(?=# d\w+: dL/)", head)[1:]
-    by_name = {b.split(":")[0][2:]: b for b in blocks}
-    lines = {ln.split(" = ")[0]: ln for ln in body.splitlines(keepends=True)}
-    cmps = {"d" + ln.split("'")[1]: ln for ln in checks.splitlines()}
-    if set(by_name) != set(wanted) or set(lines) != set(wanted) or set(cmps) != set(wanted):
-        raise ValueError(f"the cell of {wanted} is not one line per answer")
-    return (
-        "".join(by_name[n] for n in wanted)
-        + "### BEGIN SOLUTION\n"
-        + "".join(lines[n] for n in wanted)
-        + "### END SOLUTION\n"
-        + "\n".join(cmps[n] for n in wanted)
-        + ("\n" if checks.endswith("\n") else "")
-    )
-
-
 def lecture_numbers() -> Iterator[Edit]:
     """The lecture's losses told as the lecture's, not as this network's."""
     yield Sub(
@@ -363,25 +328,12 @@ IMPORTS = (
 )
 
 
-def announced(v: Makemore) -> Iterator[Edit]:
-    """The imports cell's call of :func:`checks.variants.variant` with ``v``'s choices (those that
-    are not the lecture's): it tells the learner their network, and ``hint()`` its ladders."""
-    lecture, mine = Makemore().to_metadata(), v.to_metadata()
-    mine.pop("order")
-    told = ", ".join(f"{k}={x!r}".replace("'", '"') for k, x in mine.items() if x != lecture[k])
-    yield Sub(IMPORTS, IMPORTS.replace("training\n", "training, variant\n"))
-    yield Sub(
-        "when the other core is busy",
-        f"when the other core is busy\nvariant({told})  # your own network: hint() speaks of it",
-    )
-
-
 def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
     """The edits that make the lecture's notebook (its cells' text ``lecture``) ``v``'s (sizes and
     order come after them)."""
     if v == Makemore():
         return []
-    out: list[Edit] = list(announced(v))
+    out: list[Edit] = announced(v, IMPORTS)
     if v.norm == "batchnorm-biased":
         out += biased_variance()
     if v.norm == "layernorm":  # before the activation's: its evaluation cell holds the tanh

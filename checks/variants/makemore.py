@@ -1,7 +1,7 @@
 """A learner's own variant of notebook 03: a :class:`Makemore` (the activation, batch norm's
 variance, the loss, the sizes, the order of independent answers), drawn from a seed for a class
-(``backprop-workbook variants``), and, in the kernel, :func:`variant`: the call in a variant's
-notebook that makes ``hint()`` give that variant's ladders.
+(``backprop-workbook variants``), and what follows from it in the kernel: its checks' names and
+its hint ladders (:func:`checks.variants.variant`).
 
 A variant's ladders are the lecture's (``checks/hints/03-makemore-backprop.json``) with, for each
 choice that is not the lecture's, the ladders it changes (``checks/hints/variants/``, both written
@@ -11,20 +11,14 @@ variant's sizes in their shapes. Plain data and string work: this module imports
 
 from __future__ import annotations
 
-import ast
-import json
 import random
 import re
-from dataclasses import asdict, dataclass, fields
-from functools import cache
+from dataclasses import dataclass
 
-from checks.parsing import parse
-from checks.paths import HINTS
+from checks.variants.common import Choices, in_order, with_changes
 
 STEM = "03-makemore-backprop"
 NOTEBOOK = f"{STEM}.ipynb"
-RECORD = "handout.json"  # a hand-out's record (checks.authoring.handout)
-VARIANT_LADDERS = HINTS / "variants" / f"{STEM}.json"
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "gelu")
 # batch norm with Bessel's correction 1/(n-1) in its variance (the lecture's), batch norm with the
 # plain 1/n, layer norm (each example over its features; its names "ln" for the lecture's "bn"), or
@@ -43,8 +37,10 @@ SIZES = {"n_embd": EMBEDDINGS, "n_hidden": HIDDEN, "block_size": CONTEXTS}
 
 
 @dataclass(frozen=True)
-class Makemore:
+class Makemore(Choices):
     """One variant of notebook 03; the defaults are the lecture's network, the notebook as it is."""
+
+    GROUPS = GROUPS  # the lecture's order of the answers an ``order`` permutes
 
     activation: str = "tanh"
     norm: str = "batchnorm"
@@ -66,37 +62,12 @@ class Makemore:
             ):
                 shown = ", ".join(map(str, allowed))
                 raise ValueError(f"{name} {value!r} is none of {shown} (with the loss {self.loss})")
-        try:
-            ordered = sorted(map(sorted, self.order)) == sorted(map(sorted, GROUPS))
-        except TypeError:
-            ordered = False
-        if not ordered:
-            raise ValueError(f"order {self.order!r} is not an order of {GROUPS}")
+        self._check_order()
 
     @property
     def answers_differ(self) -> bool:
         """Whether some answer differs from the lecture's (sizes and order change none)."""
         return any(getattr(self, axis) != values[0] for axis, values in AXES.items())
-
-    def to_metadata(self) -> dict:
-        """The variant as JSON data (a notebook's metadata)."""
-        data = asdict(self)
-        data["order"] = [list(group) for group in self.order]
-        return data
-
-    @classmethod
-    def from_metadata(cls, data: dict) -> Makemore:
-        """The variant written by :meth:`to_metadata`; unknown keys are an error."""
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"a variant has no {', '.join(unknown)}")
-        values = dict(data)
-        try:
-            if "order" in values:
-                values["order"] = tuple(tuple(group) for group in values["order"])
-        except TypeError:
-            raise ValueError(f"order {values['order']!r} is not an order of {GROUPS}") from None
-        return cls(**values)
 
     def words(self) -> str:
         """The variant in a few words."""
@@ -132,62 +103,6 @@ def draw(seed: int) -> Makemore:
         )
         if variant.answers_differ:
             return variant
-
-
-def check_record(record) -> dict:
-    """A hand-out's record (``handout.json``, read), checked whole: ``ValueError`` says what is
-    wrong with it."""
-    try:
-        if record.get("notebook") != NOTEBOOK:
-            raise ValueError(f"it is no hand-out of {NOTEBOOK}")
-        variants, learners = record["variants"], record["learners"]
-        if type(record["class_seed"]) is not int or not isinstance(variants, list) or not variants:
-            raise ValueError("its class seed or its variants are missing")
-        for i, data in enumerate(variants):
-            if type(data.get("seed")) is not int:
-                raise ValueError(f"its variant {i} has no seed")
-            Makemore.from_metadata(_choices(data))
-        for who, entry in learners.items():
-            at = entry.get("variant")
-            if type(at) is not int or not 0 <= at < len(variants) or not entry.get("name"):
-                raise ValueError(f"its learner {who!r} has no name or no variant of the record")
-    except (AttributeError, KeyError, TypeError) as why:
-        raise ValueError(f"it lacks what a record holds ({type(why).__name__}: {why})") from None
-    return record
-
-
-def named_in(source: str) -> Makemore | None:
-    """The variant that a ``variant(...)`` call in ``source`` (a notebook's imports cell) names,
-    if there is one and it can be read."""
-    try:
-        tree = parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "variant":
-            try:
-                return Makemore.from_metadata(
-                    {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-                )
-            except (ValueError, TypeError, SyntaxError):
-                return None
-    return None
-
-
-def _choices(data: dict) -> dict:
-    """A record's variant entry without what is not a choice: its seed, its solution's digest."""
-    return {k: x for k, x in data.items() if k not in ("seed", "made")}
-
-
-def variant_of(record: dict, learner: str) -> tuple[int, Makemore]:
-    """A learner's variant in a hand-out's record: the seed it was drawn from, and the variant."""
-    data = record["variants"][record["learners"][learner]["variant"]]
-    return data["seed"], Makemore.from_metadata(_choices(data))
-
-
-def made_of(record: dict, learner: str) -> str | None:
-    """The digest of the solution a learner's variant had when it was handed out."""
-    return record["variants"][record["learners"][learner]["variant"]].get("made")
 
 
 # --- the sizes in a text ----------------------------------------------------------------------
@@ -279,39 +194,16 @@ def checks_renamed(checks: list[str], norm: str) -> list[str]:
 def variant_checks(v: Makemore, lecture: list[str]) -> list[str]:
     """The names of ``v``'s checks in the order its notebook runs them, from the lecture's
     (``lecture``): each group's answers in ``v``'s order, the names its normalisation gives."""
-    names = list(lecture)
-    for lecture_order, wanted in zip(GROUPS, v.order, strict=True):
-        if tuple(wanted) == lecture_order or not all(n[1:] in names for n in lecture_order):
-            continue  # the lecture's order (its cell unchanged), or no lecture's list at hand
-        spots = sorted(names.index(n[1:]) for n in lecture_order)
-        for spot, name in zip(spots, wanted, strict=True):
-            names[spot] = name[1:]
+    names = in_order(lecture, GROUPS, v.order)
     return checks_renamed(names, v.norm)
 
 
-# --- the ladders, in the kernel ---------------------------------------------------------------
-@cache
-def _files() -> tuple[dict, dict]:
-    """The lecture's ladders of notebook 03 and, by choice, the ladders each choice changes."""
-    return (
-        json.loads((HINTS / f"{STEM}.json").read_text()),
-        json.loads(VARIANT_LADDERS.read_text()),
-    )
-
-
-def ladders(v: Makemore, lecture: dict | None = None, changed: dict | None = None) -> dict:
+# --- the ladders ------------------------------------------------------------------------------
+def ladders(v: Makemore, lecture: dict, changed: dict) -> dict:
     """``v``'s hint ladders, by answer name: the lecture's (``lecture``), those that ``v``'s
     choices change (``changed``, by axis and choice) in their place, in ``v``'s sizes."""
-    if lecture is None or changed is None:
-        lecture, changed = _files()
-    out = dict(lecture)
-    for axis, values in AXES.items():
-        choice = getattr(v, axis)
-        if choice != values[0]:  # a name its choice takes away (layer norm's renames) is null
-            for name, options in changed[axis][choice].items():
-                out[name] = options
-                if options is None:
-                    del out[name]
+    chosen = {axis: getattr(v, axis) for axis, values in AXES.items()}
+    out = with_changes(lecture, changed, {a: c for a, c in chosen.items() if c != AXES[a][0]})
     return out if same_sizes(v) else _resized_all(out, v)
 
 
@@ -322,20 +214,3 @@ def _resized_all(data, v: Makemore):
     if isinstance(data, list):
         return [_resized_all(x, v) for x in data]
     return {k: _resized_all(x, v) for k, x in data.items()}
-
-
-def variant(**choices) -> Makemore:
-    """Say that this kernel works on a variant of notebook 03 (a variant's notebook calls it in
-    its imports cell): ``hint()`` gives that variant's ladders from now on, and ``summary()``
-    lists its checks."""
-    from checks import hints, session
-
-    v = Makemore.from_metadata(choices)
-    session.own_checks(STEM, None)
-    session.own_checks(STEM, variant_checks(v, session.expected_checks(STEM)))
-    try:
-        hints.offer_own(STEM, ladders(v))
-    except OSError:  # no ladders here (a grading run's sandbox hides them): no hints to give
-        pass
-    print(f"your variant of notebook 03: {v.words()}")
-    return v
