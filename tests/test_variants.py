@@ -4,8 +4,6 @@ autograd's."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -15,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
-import matplotlib.pyplot as plt
 import nbformat
 import pytest
 
@@ -39,6 +36,7 @@ from checks.variants import (
     resized,
 )
 from checks.verdict import Result
+from tests.inprocess import run_cells
 
 matplotlib.use("Agg")
 SEEDS = range(50)
@@ -49,21 +47,8 @@ LAST_CHECK = "loss4.backward("  # the cell of exercise 4's last check against au
 def _run(
     nb: nbformat.NotebookNode, answers: dict[str, str] | None = None, whole: bool = False
 ) -> tuple[dict, list]:
-    """Run ``nb``'s code cells in this process up to exercise 4's last check (``whole``: to the
-    end), each solution line ``dX = ...`` of ``answers`` replaced by the learner's; the namespace
-    and the checks' results."""
-    session.reset()
-    namespace: dict = {"__name__": "__main__"}
-    for cell in (c for c in nb.cells if c.cell_type == "code"):
-        source = cell.source
-        for name, line in (answers or {}).items():
-            source = re.sub(rf"(?m)^{name} = .*$", lambda _, line=line: line, source)
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, "<cell>", "exec"), namespace)
-        if LAST_CHECK in source and not whole:
-            break
-    plt.close("all")  # the notebook's pictures, kept by pyplot otherwise
-    return namespace, session.results()
+    """Run ``nb`` in this process up to exercise 4's last check (``whole``: to the end)."""
+    return run_cells(nb, answers, stop=None if whole else LAST_CHECK)
 
 
 @pytest.fixture(autouse=True)
