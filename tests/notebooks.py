@@ -6,6 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
@@ -154,3 +157,20 @@ def fill(
             cell.source = STUB.sub(one, cell.source)
     assert not complete or not any(left.values()), {k: v for k, v in left.items() if v}
     return nb
+
+
+def assert_passes_nbval(nb: nbformat.NotebookNode, folder: Path, steps: int) -> None:
+    """``nb`` written into ``folder`` passes ``pytest --nbval-lax`` there, its training
+    ``steps`` long: every cell runs without an error."""
+    nbformat.write(nb, folder / "variant.ipynb")
+    env = {**os.environ, "WORKBOOK_STEPS": str(steps), "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        + ["--nbval-lax", "--rootdir", str(folder), "-c", os.devnull, str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert re.search(r"\b\d+ passed\b", proc.stdout)

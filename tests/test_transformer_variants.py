@@ -5,12 +5,8 @@ kernel and hinted there."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
-import nbformat
 import pytest
 
 from checks import hint, hints, session, summary, variant
@@ -20,6 +16,7 @@ from checks.paths import HINTS
 from checks.variants import Transformer, named_in
 from checks.variants import transformer as tv
 from tests.inprocess import run_cells
+from tests.notebooks import assert_passes_nbval
 
 STEM = tv.STEM
 SEEDS = range(50)
@@ -167,18 +164,7 @@ def test_a_generated_solution_passes_nbval(tmp_path):
         n_head=5,
         order=tuple(tuple(reversed(g)) for g in tv.GROUPS),
     )
-    nbformat.write(build.solution(v, seed=1), tmp_path / "variant.ipynb")
-    env = {**os.environ, "WORKBOOK_STEPS": "20", "MPLBACKEND": "Agg"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        + ["--nbval-lax", "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    assert re.search(r"\b\d+ passed\b", proc.stdout)
+    assert_passes_nbval(build.solution(v, seed=1), tmp_path, steps=20)
 
 
 def test_the_kernels_ladders_of_a_variant_are_those_of_its_notebook():
