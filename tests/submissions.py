@@ -10,7 +10,9 @@ from pathlib import Path
 import nbformat
 
 from checks.authoring.student import ROOT
+from checks.authoring.variants import build
 from checks.grading.settings import Settings
+from checks.variants import Variant
 from tests.lecture_answers import LECTURE
 from tests.notebooks import ANSWERS, STUB, fill
 
@@ -92,3 +94,21 @@ def substitute(nb: nbformat.NotebookNode, lecture: dict[str, list[str]]) -> nbfo
         used.add(cell.id)
     assert used == set(LECTURE), set(LECTURE) - used
     return nb
+
+
+# the lines of a solution cell a learner does not write: the solution markers, TODO text, rungs
+MARKS = re.compile(r"(?m)^\s*(### (BEGIN|END) SOLUTION|# (hint )?d\w+(\+| full)?:.*)\n")
+
+
+def answered(v: Variant, seed: int, who: str, lines: dict[str, str] | None = None):
+    """``v``'s student copy as handed to ``who``, its answers written: the solution's lines, or
+    ``lines`` for the names it gives."""
+    student = build.student(v, seed)
+    student.metadata["backprop-workbook"]["learner"] = who
+    solution = build.solution(v)
+    for mine, theirs in zip(student.cells, solution.cells, strict=True):
+        if mine.cell_type == "code" and mine.source != theirs.source:
+            mine.source = MARKS.sub("", theirs.source)
+            for name, line in (lines or {}).items():
+                mine.source = re.sub(rf"(?m)^{name} = .*$", line, mine.source)
+    return student

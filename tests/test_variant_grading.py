@@ -5,18 +5,16 @@ reference run per variant, and the same rows from the dask executor as from the 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 
 import nbformat
 import pytest
 
 from checks.authoring.handout import NOTEBOOK, RECORD
-from checks.authoring.variants import build
 from checks.grading.cli import main
 from checks.paths import cache_dir
 from checks.variants import Makemore
-from tests.submissions import CLASS, keep_references, options
+from tests.submissions import CLASS, answered, keep_references, options
 
 pytestmark = pytest.mark.slow
 
@@ -33,21 +31,6 @@ LECTURE = {
     "dlogprobs": "dlogprobs = torch.zeros_like(logprobs); dlogprobs[range(n), Yb] = -1.0 / n",
 }
 CHANGED_IN_A = {"ex1/dhpreact", "ex1/dlogprobs"}
-MARKS = re.compile(r"(?m)^\s*(### (BEGIN|END) SOLUTION|# (hint )?d\w+(\+| full)?:.*)\n")
-
-
-def answered(v: Makemore, seed: int, who: str, lines: dict[str, str] | None = None):
-    """``v``'s student copy as handed to ``who``, its answers written: the solution's lines, or
-    ``lines`` for the names it gives."""
-    student = build.student(v, seed)
-    student.metadata["backprop-workbook"]["learner"] = who
-    solution = build.solution(v)
-    for mine, theirs in zip(student.cells, solution.cells, strict=True):
-        if mine.cell_type == "code" and mine.source != theirs.source:
-            mine.source = MARKS.sub("", theirs.source)
-            for name, line in (lines or {}).items():
-                mine.source = re.sub(rf"(?m)^{name} = .*$", line, mine.source)
-    return student
 
 
 def unseeded(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

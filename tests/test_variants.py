@@ -334,7 +334,12 @@ def test_a_variant_handed_out_by_another_version_of_the_workbook_says_so(tmp_pat
     record = json.loads(json.dumps(RECORD))
     record["variants"][0]["made"] = build.digest(build.written(RELU))
     record["variants"][1]["made"] = "0123456789abcdef"  # made by another generator
-    grader = Grader(tmp_path / "out", Settings(), cache=tmp_path / "cache", handout=record)
+    grader = Grader(
+        tmp_path / "out",
+        Settings(),
+        cache=tmp_path / "cache",
+        handouts={record["notebook"]: record},
+    )
     for who in ("ana", "bo"):
         (tmp_path / who).mkdir()
     ana = _notebook(tmp_path / "ana" / NOTEBOOK, {"seed": 5, **RELU.to_metadata()}, "ana")

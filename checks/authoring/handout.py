@@ -1,13 +1,14 @@
-"""A hand-out: one student notebook 03 per learner of a roster, each a variant of its own, and the
-instructor's record of who got what::
+"""A hand-out: one student notebook per learner of a roster (03, or 05 with ``--notebook 05``), each
+a variant of its own, and the instructor's record of who got what::
 
-    backprop-workbook variants --roster roster.csv --out DIR [--variants 20] [--add]
+    backprop-workbook variants --roster roster.csv --out DIR [--notebook 03] [--variants 20] [--add]
 
 The roster is a CSV file with the columns ``id`` and ``name`` (others are kept out). The class
-draws ``--variants`` variants (:func:`checks.variants.draw`) from its seed, and each
-learner gets one of them by a hash of the class seed and the learner's id, so a class of 300 over
-20 variants costs the grader 20 reference runs. Written: ``DIR/<id>/03-makemore-backprop.ipynb``
-(the variant and the learner's id in its metadata), ``DIR/handout.json`` (the record the grader
+draws ``--variants`` variants of the notebook (``draw`` of :mod:`checks.variants.makemore` or
+:mod:`checks.variants.transformer`) from its seed, and each learner gets one of them by a hash of
+the class seed and the learner's id, so a class of 300 over 20 variants costs the grader 20
+reference runs. Written: ``DIR/<id>/03-makemore-backprop.ipynb`` (the variant and the learner's id
+in its metadata), ``DIR/handout.json`` (the record the grader
 checks each submission against: ``grade --handout DIR``) and ``DIR/variants.csv`` (the same, to
 read). Everything is checked before anything is written; a folder that already holds a hand-out
 is refused unless ``--add`` asks to add learners to it.
@@ -32,7 +33,7 @@ import nbformat
 
 from checks.authoring.student import render
 from checks.paths import INSTALL_SOURCE, METADATA
-from checks.variants import NOTEBOOK, RECORD, Makemore, check_record, draw, variant_of
+from checks.variants import KINDS, NOTEBOOK, RECORD, Variant, check_record, kind_of, variant_of
 
 TABLE = "variants.csv"
 COLUMNS = ("id", "name")
@@ -96,14 +97,28 @@ def _faults(who: str, name: str, seen_at: int | None) -> list[str]:
     return faults
 
 
-def class_variants(class_seed: int, count: int) -> list[tuple[int, Makemore]]:
-    """The class's ``count`` variants, each with the seed it is drawn from, all different."""
-    found: list[tuple[int, Makemore]] = []
+def notebook_named(name: str) -> str:
+    """The file name of the notebook that ``name`` (``05``, its stem or its file name) names, one
+    that has variants."""
+    for stem in KINDS:
+        if name in (stem[:2], stem, f"{stem}.ipynb"):
+            return f"{stem}.ipynb"
+    raise HandoutError(
+        f"--notebook {name}: only {' and '.join(s[:2] for s in KINDS)} have variants"
+    )
+
+
+def class_variants(
+    class_seed: int, count: int, notebook: str = NOTEBOOK
+) -> list[tuple[int, Variant]]:
+    """The class's ``count`` variants of ``notebook``, each with the seed it is drawn from, all
+    different."""
+    found: list[tuple[int, Variant]] = []
     k = 0
     while len(found) < count:
         seed = _hash(f"{class_seed}/variant/{k}")
         k += 1
-        v = draw(seed)
+        v = kind_of(notebook).draw(seed)
         if all(v != other for _, other in found):
             found.append((seed, v))
     return found
@@ -142,13 +157,22 @@ def _kept(out: Path, add: bool) -> dict | None:
 
 
 def plan(
-    learners: list[Learner], kept: dict | None, count: int | None, class_seed: int | None
+    learners: list[Learner],
+    kept: dict | None,
+    count: int | None,
+    class_seed: int | None,
+    notebook: str | None = None,
 ) -> dict:
     """The hand-out's record with ``learners`` in it: ``kept``'s, with the learners it lacks;
-    ``count`` variants in a new one (20 when None)."""
+    ``count`` variants of ``notebook`` in a new one (20 of notebook 03 when None)."""
     from checks.authoring.variants import build  # the variants' answers: not in a class wheel
 
     if kept is not None:
+        if notebook is not None and notebook != kept["notebook"]:
+            raise HandoutError(
+                f"the hand-out is of {kept['notebook']}, not {notebook}: leave --notebook out "
+                "to add to it, or hand out another notebook into another folder"
+            )
         if class_seed is not None and class_seed != kept["class_seed"]:
             raise HandoutError(
                 f"the hand-out was drawn with the class seed {kept['class_seed']}, not "
@@ -165,9 +189,10 @@ def plan(
         if count < 1:
             raise HandoutError(f"--variants {count}: a class needs at least one variant")
         seed = class_seed if class_seed is not None else secrets.randbits(31)
-        drawn = class_variants(seed, count)
+        notebook = notebook or NOTEBOOK
+        drawn = class_variants(seed, count, notebook)
         record = {
-            "notebook": NOTEBOOK,
+            "notebook": notebook,
             "class_seed": seed,
             "variants": [
                 {"seed": s, **v.to_metadata(), "made": build.digest(build.written(v))}
@@ -194,7 +219,8 @@ def write(out: Path, record: dict, source: str = INSTALL_SOURCE) -> list[Path]:
     """Each learner's notebook that ``out`` lacks, then the record and its table; the notebooks
     written. A learner's folder that holds anything already is an error before anything is
     written."""
-    todo = [who for who in record["learners"] if not (out / who / NOTEBOOK).exists()]
+    name = record["notebook"]
+    todo = [who for who in record["learners"] if not (out / who / name).exists()]
     taken = [who for who in todo if (out / who).exists() and any((out / who).iterdir())]
     if taken:
         raise HandoutError(
@@ -205,8 +231,8 @@ def write(out: Path, record: dict, source: str = INSTALL_SOURCE) -> list[Path]:
     try:
         for who, text in texts.items():
             (out / who).mkdir(parents=True, exist_ok=True)
-            (out / who / NOTEBOOK).write_text(text)
-            written.append(out / who / NOTEBOOK)
+            (out / who / name).write_text(text)
+            written.append(out / who / name)
         _replace(out / TABLE, _table(record))
         _replace(out / RECORD, json.dumps(record, indent=1) + "\n")
     except OSError as why:  # a full disk, a folder not ours: what this run wrote is taken back
@@ -249,7 +275,7 @@ def _table(record: dict) -> str:
     w.writerow(["id", "name", *keys, "notebook"])
     for who, entry in record["learners"].items():
         variant = record["variants"][entry["variant"]]
-        w.writerow([who, entry["name"], *(variant[k] for k in keys), f"{who}/{NOTEBOOK}"])
+        w.writerow([who, entry["name"], *(variant[k] for k in keys), f"{who}/{record['notebook']}"])
     return lines.getvalue()
 
 
@@ -259,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--roster", type=Path, required=True, help="CSV with the columns id and name")
     p.add_argument("--out", type=Path, required=True, help="the hand-out's folder")
+    p.add_argument(
+        "--notebook", help="the notebook handed out: 03 (the default) or 05; its file name too"
+    )
     p.add_argument("--variants", type=int, help="variants in a new hand-out's class (20)")
     p.add_argument("--seed", type=int, help="the class seed (default: drawn, kept in the record)")
     p.add_argument("--add", action="store_true", help="add the roster's new learners to --out")
@@ -272,8 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
+        notebook = notebook_named(a.notebook) if a.notebook is not None else None
         learners = read_roster(a.roster)
-        record = plan(learners, _kept(a.out, a.add), a.variants, a.seed)
+        record = plan(learners, _kept(a.out, a.add), a.variants, a.seed, notebook)
         written = write(a.out, record, a.source)
     except HandoutError as why:
         print(f"no hand-out: {why}", file=sys.stderr)

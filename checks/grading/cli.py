@@ -107,8 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--handout",
         type=Path,
+        action="append",
         help="the folder of `backprop-workbook variants`: each learner graded against their own "
-        "variant of notebook 03 (the submission's folder name is the learner's id)",
+        "variant of its notebook (the submission's folder name is the learner's id); once per "
+        "notebook handed out",
     )
     p.add_argument(
         "--only",

@@ -49,7 +49,7 @@ class Setup(Protocol):
     itself in: this module does not import it)."""
 
     exercises: dict[str, Exercise]
-    handout: dict | None
+    handouts: dict[str, dict]
 
     def all_exercises(self) -> list[Exercise]: ...
 
@@ -68,7 +68,7 @@ class Shared:
 
     solutions: dict[str, bytes]
     references: dict[str, bytes]  # the cache file's name -> its bytes
-    handout: dict | None = None  # who was handed which variant of notebook 03
+    handouts: dict[str, dict] | None = None  # who was handed which variant, by notebook
 
 
 def _files(nbs: list[Path]) -> dict[str, bytes]:
@@ -115,7 +115,7 @@ def _grade_in_folder(
                 (root / folder / name).write_bytes(data)
         nbs = sorted(root / "sub" / name for name in files)
         return grade_on_worker(
-            sub, nbs, settings, root / "solutions", root / "cache", root / "out", shared.handout
+            sub, nbs, settings, root / "solutions", root / "cache", root / "out", shared.handouts
         )
 
 
@@ -180,7 +180,7 @@ def _shared(grader: Setup) -> Shared:
     return Shared(
         {ex.path.name: ex.path.read_bytes() for ex in grader.exercises.values()},
         references,
-        grader.handout,
+        grader.handouts,
     )
 
 

@@ -54,7 +54,7 @@ from checks.grading.settings import (
 from checks.grading.similarity import similar_pairs
 from checks.hints import HINTS
 from checks.paths import PACKAGE, SOLUTIONS, cache_dir, class_wheel
-from checks.variants import Makemore, made_of
+from checks.variants import Variant, made_of
 
 
 def refused_rows(sub: str, nb: Path, why: str, exercises: dict[str, Exercise]) -> list[Row]:
@@ -102,13 +102,14 @@ class Grader:
         settings: Settings,
         solutions: Path = SOLUTIONS,
         cache: Path | None = None,
-        handout: dict | None = None,
+        handouts: dict[str, dict] | None = None,
     ) -> None:
         self.out, self.settings, self.solutions = out, settings, solutions
         self.cache = cache or out / ".reference"  # reference values, kept between runs
         self.exercises, self.practice = course(solutions)
-        self.handout = handout  # who was handed which variant of notebook 03 (grading.variants)
-        self.variants: dict[Makemore, Exercise] = {}  # the variants' solutions met so far
+        # who was handed which variant, by notebook (its file name; grading.variants)
+        self.handouts = handouts or {}
+        self.variants: dict[Variant, Exercise] = {}  # the variants' solutions met so far
         self._refs: dict[Path, dict] = {}
         self._environment: str | None = None
         self.refused: dict[Path, str] = {}  # notebooks refused unread (links): why
@@ -132,11 +133,12 @@ class Grader:
 
     def exercise_of(self, submission: str, path: Path) -> tuple[Exercise | None, str]:
         """The exercise ``submission``'s notebook is graded against (a variant's, for a copy of
-        notebook 03), and what its rows say of the variant."""
+        a notebook that has variants), and what its rows say of the variant."""
         ex = exercise_for(path, self.exercises)
-        if ex is None or ex.name != variants.NOTEBOOK:
+        if ex is None or not variants.has_variants(ex.name):
             return ex, ""
-        got = variants.assigned(self.handout, submission, path)
+        record = self.handouts.get(ex.name)
+        got = variants.assigned(record, submission, path, ex.name)
         if got.variant is None:
             return ex, got.note
         if got.variant not in self.variants:  # its solution generated once per grader
@@ -146,7 +148,7 @@ class Grader:
                     got.variant, self.solutions, folder
                 )
         ex, note = self.variants[got.variant], got.note
-        handed = made_of(self.handout, got.learner) if got.learner else None
+        handed = made_of(record, got.learner) if record and got.learner else None
         if handed is not None and handed != ex.path.parent.name:
             note = "; ".join(x for x in (note, variants.CHANGED) if x)
         return ex, note
@@ -329,14 +331,16 @@ def grade(
     cache: Path | None = None,
     executor: str = "local",
     scheduler: str | None = None,
-    handout: Path | None = None,
+    handout: Path | list[Path] | None = None,
 ) -> list[Row]:
     """Grade every submission into ``out`` (resumable) and return all rows. Only the exercises that
     the submissions hold get a reference run; ``cache`` keeps reference values between runs.
     ``executor`` "dask" grades on a dask cluster (``scheduler``'s address, else a local one).
-    ``handout``: the hand-out of notebook 03's variants, who is graded against which."""
+    ``handout``: the hand-out (or hand-outs, one per notebook) of the variants, who is graded
+    against which."""
     try:  # before anything is written
-        record = variants.read_handout(handout) if handout is not None else None
+        folders = [] if handout is None else [handout] if isinstance(handout, Path) else handout
+        records = variants.read_handouts(folders)
     except variants.HandoutUnreadable as why:
         raise SetupError(f"{why}: nothing was graded") from None
     out = out.resolve()  # the grading runs in other working folders: relative paths would break
@@ -345,12 +349,12 @@ def grade(
     requested = settings  # a dask worker decides on its own sandbox
     settings = dataclasses.replace(settings, sandbox=isolation(settings.sandbox))
     _warn_if_unsandboxed(settings, progress)
-    grader = Grader(out, settings, solutions.resolve(), cache, record)
+    grader = Grader(out, settings, solutions.resolve(), cache, records)
     done_dir = out / ".done"
     done_dir.mkdir(exist_ok=True)
     subs, grader.refused = submissions_of(paths)
     needed = _needed_exercises(grader, subs)
-    salts = _salts(grader.environment(), record, subs)
+    salts = _salts(grader.environment(), records, subs)
     todo = [(s, nbs) for s, nbs in subs if not (done_dir / _key(s, nbs, salts[s])).exists()]
     books = _Books(done_dir, salts, len(subs), len(subs) - len(todo), progress)
     STOPPING.clear()
@@ -391,7 +395,7 @@ def _warn_if_unsandboxed(settings: Settings, progress: Callable[[str], object]) 
 
 def _needed_exercises(grader: Grader, subs: list[tuple[str, list[Path]]]) -> list[Exercise]:
     """The exercises that the submissions' notebooks (those not refused) are graded against: the
-    solutions' and the variants' of notebook 03."""
+    solutions' and the variants'."""
     needed = {
         ex.path
         for sub, nbs in subs
@@ -489,12 +493,12 @@ def grade_on_worker(
     solutions: Path,
     cache: Path,
     out: Path,
-    handout: dict | None = None,
+    handouts: dict[str, dict] | None = None,
 ) -> tuple[list[Row], list[str]]:
     """One submission graded on a dask worker (:mod:`checks.grading.cluster` is handed this, by
     reference), in folders of the task's own: the solutions, the reference values and ``out``;
     no progress lines."""
-    grader = Grader(out, settings, solutions, cache, handout)
+    grader = Grader(out, settings, solutions, cache, handouts)
     return grade_submission(grader, sub, nbs, progress=lambda line: None)
 
 
@@ -593,16 +597,20 @@ def _recorded(
     return rows, ignored
 
 
-def _salts(salt: str, record: dict | None, subs: list[tuple[str, list[Path]]]) -> dict[str, str]:
-    """Each submission's salt (:func:`_key`): ``salt`` (:meth:`Grader.environment`) and, with a
-    hand-out, the submission's own entry in it, so that learners added to it later leave the
-    others graded."""
-    if record is None:
+def _salts(
+    salt: str, records: dict[str, dict], subs: list[tuple[str, list[Path]]]
+) -> dict[str, str]:
+    """Each submission's salt (:func:`_key`): ``salt`` (:meth:`Grader.environment`) and, with
+    hand-outs, the submission's own entries in them, so that learners added to one later leave
+    the others graded."""
+    if not records:
         return {s: salt for s, _ in subs}
     salts = {}
     for s, _ in subs:
-        entry = record["learners"].get(s)
-        own = [entry, record["variants"][entry["variant"]] if entry else None]
+        own = []
+        for record in records.values():
+            entry = record["learners"].get(s)
+            own += [entry, record["variants"][entry["variant"]] if entry else None]
         salts[s] = hashlib.sha256((salt + json.dumps(own, sort_keys=True)).encode()).hexdigest()
     return salts
 

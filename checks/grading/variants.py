@@ -1,12 +1,13 @@
-"""Stage 1 for a class of variants: which variant of notebook 03 a submission is graded against,
-and that variant's solution as an exercise of its own (its reference run cached by its text).
+"""Stage 1 for a class of variants: which variant of a notebook (03's, 05's) a submission is graded
+against, and that variant's solution as an exercise of its own (its reference run cached by its
+text).
 
-The hand-out's record (``backprop-workbook variants``, ``grade --handout DIR``) says which
-variant each learner was given; the submission's folder name is the learner's id. The seed a
-notebook carries in its metadata is only checked against the record, never trusted over it: a
-notebook swapped for another learner's is graded against its submitter's own variant, and said so
-in its rows. Without a record a notebook is graded as the variant it names (the self-check), and
-one that names none as the lecture's notebook.
+A hand-out's record (``backprop-workbook variants``, ``grade --handout DIR``, one per notebook)
+says which variant each learner was given; the submission's folder name is the learner's id. The
+seed a notebook carries in its metadata is only checked against the record, never trusted over
+it: a notebook swapped for another learner's is graded against its submitter's own variant, and
+said so in its rows. Without a record a notebook is graded as the variant it names (the
+self-check), and one that names none as the lecture's notebook.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import nbformat
 from checks.grading.exercise import Exercise, load_exercise
 from checks.paths import METADATA
 from checks.variants import (
+    KINDS,
     NOTEBOOK,
     RECORD,
-    Makemore,
+    Variant,
     check_record,
+    kind_choices,
+    kind_of,
     named_in,
     variant_of,
 )
@@ -48,11 +52,23 @@ def read_handout(path: Path) -> dict:
         raise HandoutUnreadable(f"{file} is no hand-out's record: {why}") from None
 
 
+def read_handouts(paths: list[Path]) -> dict[str, dict]:
+    """The records of the hand-outs at ``paths``, by the notebook each is of (its file name): at
+    most one per notebook."""
+    records: dict[str, dict] = {}
+    for path in paths:
+        record = read_handout(path)
+        if record["notebook"] in records:
+            raise HandoutUnreadable(f"two hand-outs of {record['notebook']}: give one of each")
+        records[record["notebook"]] = record
+    return records
+
+
 @dataclass(frozen=True)
 class Assigned:
     """The variant a submission is graded against (None: the lecture's) and what its rows say."""
 
-    variant: Makemore | None
+    variant: Variant | None
     seed: int | None
     note: str = ""
     learner: str | None = None  # the learner of the hand-out whose variant it is
@@ -63,7 +79,7 @@ class Named:
     """What a notebook says of its variant: in its metadata (with its seed and the learner it was
     handed to), else in its imports cell's ``variant(...)`` call; why it cannot be read."""
 
-    variant: Makemore | None = None
+    variant: Variant | None = None
     seed: int | None = None
     learner: str | None = None
     why: str = ""
@@ -74,11 +90,13 @@ class Named:
         return f"seed {self.seed}" if self.seed is not None else "its imports cell's variant(...)"
 
 
-def assigned(record: dict | None, submission: str, path: Path) -> Assigned:
-    """The variant ``submission``'s notebook ``path`` is graded against: by the hand-out's
-    ``record`` where it lists the submission (or the learner the notebook was handed to), else
-    by what the notebook names."""
-    named = _named(path)
+def assigned(
+    record: dict | None, submission: str, path: Path, notebook: str = NOTEBOOK
+) -> Assigned:
+    """The variant ``submission``'s copy ``path`` of ``notebook`` (a file name) is graded
+    against: by the hand-out's ``record`` where it lists the submission (or the learner the
+    notebook was handed to), else by what the notebook names."""
+    named = _named(path, notebook)
     listed = record is not None and submission in record["learners"]
     if record is not None and not listed and named.learner in record["learners"]:
         seed, theirs = variant_of(record, named.learner)
@@ -90,7 +108,7 @@ def assigned(record: dict | None, submission: str, path: Path) -> Assigned:
     if not listed:
         if named.variant is None:
             why = named.why or ("" if record is None else "it names none")
-            note = f"graded as the lecture's notebook 03: {why}" if why else ""
+            note = f"graded as the lecture's notebook {notebook[:2]}: {why}" if why else ""
             return Assigned(None, None, _not_listed(record, submission, note))
         note = f"graded as the variant the notebook names ({named.said})"
         return Assigned(named.variant, named.seed, _not_listed(record, submission, note, False))
@@ -122,9 +140,9 @@ def _against_own(record: dict, submission: str, named: Named) -> Assigned:
     return Assigned(own, seed, learner=submission)
 
 
-def _named(path: Path) -> Named:
-    """What the notebook at ``path`` says of its variant (nothing when it cannot be read: its
-    rows say so already)."""
+def _named(path: Path, notebook: str) -> Named:
+    """What the copy of ``notebook`` at ``path`` says of its variant (nothing when it cannot be
+    read: its rows say so already)."""
     try:
         nb = nbformat.read(path, as_version=4)
         meta = nb.metadata.get(METADATA, {})
@@ -133,12 +151,12 @@ def _named(path: Path) -> Named:
         return Named()
     learner = learner if isinstance(learner, str) else None
     if not data:  # no metadata (cells pasted into a new notebook): the imports cell's call
-        calls = (named_in(c.source) for c in nb.cells if c.cell_type == "code")
+        calls = (named_in(c.source, notebook) for c in nb.cells if c.cell_type == "code")
         return Named(next((v for v in calls if v is not None), None), None, learner)
     try:
         seed = data.get("seed")
-        choices = {k: x for k, x in data.items() if k != "seed"}
-        return Named(Makemore.from_metadata(choices), seed if type(seed) is int else None, learner)
+        variant = kind_choices(kind_of(notebook), data)
+        return Named(variant, seed if type(seed) is int else None, learner)
     except (ValueError, TypeError, AttributeError) as why:
         return Named(None, None, learner, f"its variant cannot be read ({why})")
 
@@ -159,15 +177,21 @@ def _holder(record: dict, seed: int | None) -> str | None:
     return None
 
 
-def variant_exercise(variant: Makemore, solutions: Path, folder: Path) -> Exercise:
+def has_variants(notebook: str) -> bool:
+    """Whether ``notebook`` (a file name) has variants."""
+    return notebook.removesuffix(".ipynb") in KINDS
+
+
+def variant_exercise(variant: Variant, solutions: Path, folder: Path) -> Exercise:
     """``variant``'s solution, written into ``folder`` (named by its text) and loaded."""
     from checks.authoring.variants import build  # the variants' answers: not in a class wheel
 
     text = build.written(variant, solutions)
-    path = folder / build.digest(text) / NOTEBOOK
+    name = f"{build.stem(variant)}.ipynb"
+    path = folder / build.digest(text) / name
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{NOTEBOOK}.tmp")
+        tmp = path.with_name(f".{name}.tmp")
         tmp.write_text(text)
         tmp.replace(path)
     return load_exercise(path)

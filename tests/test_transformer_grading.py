@@ -1,0 +1,118 @@
+"""A class of notebook 05's variants handed out and graded (#26): the hand-out of ``--notebook 05``,
+each learner graded against their own variant, the lecture's public answers failing where the
+variant differs, and one grading run that reads the hand-outs of two notebooks."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import nbformat
+import pytest
+
+from checks.authoring.handout import RECORD, TABLE, main
+from checks.grading.grader import Grader
+from checks.grading.settings import Settings
+from checks.grading.variants import HandoutUnreadable, read_handouts
+from checks.variants import Makemore, Transformer, variant_of
+from tests.submissions import answered
+
+pytestmark = pytest.mark.slow
+
+NAME = "05-transformer-backprop.ipynb"
+V = Transformer(activation="relu", norm="rmsnorm", n_embd=30, n_head=3)
+SEED = 303
+# the lecture's GELU slope, which a learner finds on the internet, where V has ReLU's
+LECTURE_SLOPE = {
+    "dh_pre": "dh_pre = (0.5 * (1 + torch.tanh(math.sqrt(2 / math.pi) * (h_pre + 0.044715 * "
+    "h_pre**3))) + 0.5 * h_pre * (1 - torch.tanh(math.sqrt(2 / math.pi) * (h_pre + 0.044715 * "
+    "h_pre**3))**2) * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * h_pre**2)) * dh"
+}
+SETTINGS = Settings(steps=20, cell_timeout=120, notebook_timeout=900, jobs=2)
+
+
+def _record(notebook: str, variants: list, learners: dict[str, int]) -> dict:
+    return {
+        "notebook": notebook,
+        "class_seed": 1,
+        "variants": [{"seed": s, **v.to_metadata()} for s, v in variants],
+        "learners": {who: {"name": who.title(), "variant": i} for who, i in learners.items()},
+    }
+
+
+def test_a_hand_out_of_notebook_05(tmp_path, capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nana,Ana\nben,Ben\ncai,Cai\n")
+    out = tmp_path / "class"
+    args = ["--roster", str(roster), "--out", str(out), "--variants", "3", "--seed", "11"]
+    assert main([*args, "--notebook", "05"]) == 0
+    record = json.loads((out / RECORD).read_text())
+    assert record["notebook"] == NAME and len(record["variants"]) == 3
+    for who in ("ana", "ben", "cai"):
+        nb = nbformat.read(out / who / NAME, as_version=4)
+        seed, v = variant_of(record, who)
+        assert isinstance(v, Transformer) and v.answers_differ
+        assert nb.metadata["backprop-workbook"]["variant"] == {"seed": seed, **v.to_metadata()}
+        assert nb.metadata["backprop-workbook"]["learner"] == who
+    with open(out / TABLE) as f:
+        assert {row["notebook"] for row in csv.DictReader(f)} == {
+            f"{who}/{NAME}" for who in ("ana", "ben", "cai")
+        }
+    # adding learners keeps the notebook; another notebook or one without variants is refused
+    roster.write_text("id,name\nana,Ana\nben,Ben\ncai,Cai\ndee,Dee\n")
+    assert main([*args[:4], "--add"]) == 0 and (out / "dee" / NAME).exists()
+    capsys.readouterr()
+    assert main([*args[:4], "--add", "--notebook", "03"]) == 2
+    assert "the hand-out is of 05-transformer-backprop.ipynb" in capsys.readouterr().err
+    assert main(["--roster", str(roster), "--out", str(tmp_path / "x"), "--notebook", "04"]) == 2
+    assert "only 03 and 05 have variants" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_one_grading_run_reads_the_hand_outs_of_two_notebooks(tmp_path):
+    """ana was handed a variant of 03 and one of 05: each notebook of hers is graded against
+    its own hand-out's variant; two hand-outs of one notebook are refused."""
+    m = Makemore(activation="relu")
+    for name, record in (
+        ("three", _record("03-makemore-backprop.ipynb", [(1, m)], {"ana": 0})),
+        ("five", _record(NAME, [(SEED, V)], {"ana": 0})),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / RECORD).write_text(json.dumps(record))
+    records = read_handouts([tmp_path / "three", tmp_path / "five"])
+    grader = Grader(tmp_path / "out", Settings(), cache=tmp_path / "cache", handouts=records)
+    (tmp_path / "ana").mkdir()
+    for v, seed in ((m, 1), (V, SEED)):
+        nb = answered(v, seed, "ana")
+        name = "05-transformer-backprop.ipynb" if v is V else "03-makemore-backprop.ipynb"
+        nbformat.write(nb, tmp_path / "ana" / name)
+        ex, note = grader.exercise_of("ana", tmp_path / "ana" / name)
+        assert ex is grader.variants[v] and ex.name == name and note == ""
+    with pytest.raises(HandoutUnreadable, match="two hand-outs of"):
+        read_handouts([tmp_path / "five", tmp_path / "five"])
+
+
+@pytest.fixture(scope="module")
+def graded(grade_class, tmp_path_factory):
+    handout = tmp_path_factory.mktemp("handout05")
+    record = _record(NAME, [(SEED, V)], {"ana": 0, "ben": 0})
+    (handout / RECORD).write_text(json.dumps(record))
+    learners = {
+        "ana": answered(V, SEED, "ana"),
+        "ben": answered(V, SEED, "ben", LECTURE_SLOPE),
+    }
+    return grade_class(learners, SETTINGS, NAME, handout=handout)
+
+
+def test_each_learner_of_05_is_graded_against_their_own_variant(graded):
+    ana, ben = graded.of("ana"), graded.of("ben")
+    assert all(r.passed for r in ana.values()) and not any(r.note for r in ana.values())
+    # RMS norm's checks, ReLU's function: the variant's own names
+    assert {"ex1/dlnf_ms", "ex1/dlnf_sq", "ex2/dx_relu"} <= set(ana)
+    assert not {"ex1/dlnf_mean", "ex1/dlnf_diff", "ex2/dx_gelu"} & set(ana)
+    assert set(ben) == set(ana)
+    # the lecture's GELU slope earns what a wrong answer earns, and nothing cascades
+    assert {c for c, r in ben.items() if not r.passed} == {"ex1/dh_pre"}
+    assert ben["ex1/dh_pre"].mistake not in ("", "upstream")
+    runs = [line for line in graded.log if line.startswith(("reference run", "reference of"))]
+    assert len(runs) == 1 and "(variant " in runs[0]
