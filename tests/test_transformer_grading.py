@@ -11,11 +11,13 @@ import nbformat
 import pytest
 
 from checks.authoring.handout import RECORD, TABLE, main
+from checks.grading.cli import main as main_grade
 from checks.grading.grader import Grader
 from checks.grading.settings import Settings
 from checks.grading.variants import HandoutUnreadable, read_handouts
+from checks.paths import cache_dir
 from checks.variants import Makemore, Transformer, variant_of
-from tests.submissions import answered
+from tests.submissions import answered, keep_references, options
 
 pytestmark = pytest.mark.slow
 
@@ -116,3 +118,18 @@ def test_each_learner_of_05_is_graded_against_their_own_variant(graded):
     assert ben["ex1/dh_pre"].mistake not in ("", "upstream")
     runs = [line for line in graded.log if line.startswith(("reference run", "reference of"))]
     assert len(runs) == 1 and "(variant " in runs[0]
+
+
+def test_the_self_check_grades_a_05_notebook_against_its_variant(
+    graded, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    keep_references(graded.cache, cache_dir() / "reference", "05-transformer-backprop")
+    mine = tmp_path / NAME
+    nbformat.write(answered(V, SEED, "ben", LECTURE_SLOPE), mine)
+    assert main_grade(["--self", str(mine), *options(SETTINGS), "--jobs", "1"]) == 0
+    said = capsys.readouterr()
+    total = len(graded.of("ben"))
+    assert f"{total - 1} / {total} checks pass" in said.out and "✗ ex1/dh_pre" in said.out
+    assert f"graded as the variant the notebook names (seed {SEED})" in said.out
+    assert "reference run" not in said.err and "grading the solution" not in said.err
