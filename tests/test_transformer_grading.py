@@ -133,3 +133,24 @@ def test_the_self_check_grades_a_05_notebook_against_its_variant(
     assert f"{total - 1} / {total} checks pass" in said.out and "✗ ex1/dh_pre" in said.out
     assert f"graded as the variant the notebook names (seed {SEED})" in said.out
     assert "reference run" not in said.err and "grading the solution" not in said.err
+
+
+def test_an_rms_norms_backward_is_probed_on_rows_rms_norm_makes():
+    """The grader probes ``rmsnorm_backward`` on fresh rows divided by their root mean square,
+    not on layer norm's rows of mean 0 (on those a slip with a term in Σ x_hat would pass)."""
+    import torch
+
+    from checks.authoring.variants import build
+    from checks.grading.recorder import rms_normed
+
+    probes = [
+        c.metadata["workbook"]["probe"]
+        for c in build.solution(V).cells
+        if "workbook" in c.metadata and "rmsnorm_backward" in c.source
+    ]
+    assert len(probes) == 1 and "__grade_rms_normed(" in probes[0]
+    x = torch.randn(4, 7, 30, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x_hat, rstd = rms_normed(x + 1.0)  # rows whose mean is far from 0
+    assert torch.allclose(x_hat, (x + 1.0) * rstd)
+    assert torch.allclose((x_hat**2).mean(-1), torch.ones(4, 7, dtype=torch.float64), atol=1e-4)
+    assert x_hat.mean(-1).abs().min() > 0.5  # no mean taken away

@@ -19,6 +19,7 @@ PRELUDE = """
 import checks.grading.recorder as __gr
 __grade_try, __grade_op, __grade_draw, __grade_seed = __gr.attempt, __gr.op, __gr.draw, __gr.seed()
 __grade_values_of, __grade_fresh, __grade_normed = __gr.values_of, __gr.fresh, __gr.normed
+__grade_rms_normed = __gr.rms_normed
 __gr.settle()
 import checks.grading.outputs as __go
 __go.cap()

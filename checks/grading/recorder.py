@@ -121,6 +121,13 @@ def normed(x: torch.Tensor, eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tens
     return (x - x.mean(-1, keepdim=True)) * rstd, rstd
 
 
+def rms_normed(x: torch.Tensor, eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor]:
+    """For a probe of an RMS norm's backward: ``x``'s rows divided by their root mean square over
+    the last axis (no mean taken away), and that 1/RMS."""
+    rstd = ((x**2).mean(-1, keepdim=True) + eps) ** -0.5
+    return x * rstd, rstd
+
+
 def draw(xs: tuple[float, ...]) -> tuple[float, ...]:
     """Inputs for a probe, drawn from the run's seed: each number scaled by a factor in
     [0.6, 1.4] (signs and domains kept), the same in the reference run and the learner's."""

@@ -120,7 +120,7 @@ def kind_choices(kind: ModuleType, data: dict) -> Variant:
     """The variant of a record's entry or a notebook's metadata (its seed and its solution's
     digest aside) of ``kind``'s notebook."""
     choices = {k: x for k, x in data.items() if k not in ("seed", "made")}
-    return (Transformer if kind is transformer else Makemore).from_metadata(choices)
+    return kind.KIND.from_metadata(choices)
 
 
 def variant_of(record: dict, learner: str) -> tuple[int, Variant]:

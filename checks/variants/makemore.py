@@ -85,6 +85,9 @@ class Makemore(Choices):
         )
 
 
+KIND = Makemore  # the class of this notebook's variants
+
+
 def draw(seed: int) -> Makemore:
     """The variant of ``seed``: every choice drawn from one generator, and never one whose answers
     are all the lecture's (those are on the internet)."""

@@ -101,6 +101,9 @@ class Transformer(Choices):
         )
 
 
+KIND = Transformer  # the class of this notebook's variants
+
+
 def draw(seed: int) -> Transformer:
     """The variant of ``seed``: every choice drawn from one generator, and never one whose answers
     are all the lecture's (those are in the workbook's wheel)."""

@@ -4,17 +4,16 @@ variant in its metadata), its student copy and its hint ladders, the three from 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
+from types import ModuleType
 
 import nbformat
 
 from checks.authoring.student import notebook_ladders, student_notebook
 from checks.authoring.variants import makemore, transformer
-from checks.authoring.variants.edits import apply, reordered
 from checks.paths import INSTALL_SOURCE, METADATA, SOLUTIONS
 from checks.session import shown_checks
-from checks.variants import GROUPS, Makemore, Transformer, Variant, kind_of, renamed
+from checks.variants import Transformer, Variant, kind_of
 from checks.variants.common import changes
 
 NOTEBOOK = "03-makemore-backprop"
@@ -34,19 +33,12 @@ def lecture(solutions: Path = SOLUTIONS, notebook: str = NOTEBOOK) -> nbformat.N
 def sources(v: Variant, solutions: Path = SOLUTIONS) -> list[str | None]:
     """The text of each cell of ``v``'s solution: the lecture's, edited for ``v`` (None: a cell
     ``v`` takes out)."""
-    texts = [c.source for c in lecture(solutions, stem(v)).cells]
-    if isinstance(v, Transformer):
-        return transformer.sources(v, texts)
-    edited = apply(texts, makemore.edits(v, texts))
-    edited = reordered(edited, GROUPS, v.order)
-    return makemore.resized_cells([renamed(text, v.norm) for text in edited], v)
+    return _edits(v).sources(v, [c.source for c in lecture(solutions, stem(v)).cells])
 
 
-def _metadata(workbook: dict, v: Variant) -> dict:
-    """A cell's ``workbook`` metadata (a probe's names) with ``v``'s names."""
-    if isinstance(v, Transformer):
-        return json.loads(transformer.renamed(json.dumps(workbook), v))
-    return makemore.renamed_metadata(workbook, v.norm)
+def _edits(v: Variant) -> ModuleType:
+    """The module of the edits that make ``v``'s notebook."""
+    return transformer if isinstance(v, Transformer) else makemore
 
 
 def solution(
@@ -63,7 +55,7 @@ def solution(
             continue  # a cell the variant takes out
         cell.source = source
         if "workbook" in cell.metadata:  # a probe's names
-            cell.metadata["workbook"] = _metadata(cell.metadata["workbook"], v)
+            cell.metadata["workbook"] = _edits(v).renamed_metadata(cell.metadata["workbook"], v)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
@@ -105,7 +97,7 @@ def changed_ladders(
     ``notebook`` (03 unless named), by answer name: what :func:`checks.variants.ladders` puts in
     the lecture's place."""
     lecture_ladders = notebook_ladders(lecture(solutions, notebook))
-    kind = Transformer if notebook == transformer.STEM else Makemore
+    kind = kind_of(notebook).KIND
     changed: dict[str, dict[str, dict[str, list[dict]]]] = {}
     for axis, choices in kind_of(notebook).AXES.items():
         for choice in choices[1:]:

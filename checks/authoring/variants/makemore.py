@@ -13,8 +13,8 @@ import json
 import re
 from collections.abc import Iterator
 
-from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, announced, line
-from checks.variants import NAMES, Makemore, renamed, resized, same_sizes
+from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, announced, apply, line, reordered
+from checks.variants import GROUPS, NAMES, Makemore, renamed, resized, same_sizes
 
 # --- the activation -------------------------------------------------------------------------
 # name -> (forward call, the prose after its heading, TODO text, the local-derivative rung,
@@ -446,9 +446,10 @@ NONE_EVALUATE_CELL = evaluate_cell("", "", "    hpreact = C[X].view(X.shape[0], 
 
 
 # --- layer normalisation ----------------------------------------------------------------------
-def renamed_metadata(workbook: dict, norm: str) -> dict:
-    """A cell's ``workbook`` metadata (the answers a probe reads in a function) with ``norm``'s
-    names, those it takes away left out."""
+def renamed_metadata(workbook: dict, v: Makemore) -> dict:
+    """A cell's ``workbook`` metadata (the answers a probe reads in a function) with the names of
+    ``v``'s normalisation, those it takes away left out."""
+    norm = v.norm
     gone = [f"d{n}" for n, new in NAMES.get(norm, {}).items() if new is None]
     data = json.loads(renamed(json.dumps(workbook), norm))
     if gone and "checks" in data:
@@ -889,3 +890,10 @@ def no_norm(lecture: list[str]) -> Iterator[Edit]:
         "# dhprebn full: the expression above",
     ):
         yield Drop(anchor)
+
+
+def sources(v: Makemore, lecture: list[str]) -> list[str | None]:
+    """The text of each cell of ``v``'s solution, from the lecture's (``lecture``; None: a cell
+    ``v`` takes out)."""
+    edited = reordered(apply(lecture, edits(v, lecture)), GROUPS, v.order)
+    return resized_cells([renamed(text, v.norm) for text in edited], v)

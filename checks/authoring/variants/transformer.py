@@ -12,11 +12,12 @@ activation's function) are renamed after the edits (:func:`checks.variants.trans
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from checks.authoring.variants.edits import Edit, Sub, Swap, announced, apply, line, reordered
-from checks.variants.transformer import GROUPS, STEM, Transformer, renamed
+from checks.variants.transformer import FUNCTIONS, GROUPS, STEM, Transformer, renamed
 
 
 # --- the activation -------------------------------------------------------------------------
@@ -26,6 +27,8 @@ class Activation:
     name, ``{d}`` the gradient from above, ``{dx}`` the answer's."""
 
     title: str  # how the prose names it
+    noun: str  # the same after "the" ("the exact GELU")
+    a_noun: str  # the same with "a" or "an" ("an exact GELU")
     call: str  # its forward call
     rule: str  # the prose under its heading: the function and its derivative
     full: str  # the TODO text's "full" line
@@ -37,6 +40,8 @@ class Activation:
 ACTIVATIONS = {
     "gelu": Activation(
         title="the exact GELU",
+        noun="exact GELU",
+        a_noun="an exact GELU",
         call="F.gelu({x})",
         rule=(
             "The exact GELU, `gelu(x) = x Φ(x)`, where `Φ(x) = (1 + erf(x / √2)) / 2` is the "
@@ -52,8 +57,8 @@ ACTIVATIONS = {
             "sqrt(2))) / 2 and φ(x) = exp(-x**2 / 2) / sqrt(2 pi)."
         ),
         skeleton=(
-            "{dx} = (0.5 * (1 + torch.erf({x} / math.sqrt(2))) + ____ * torch.exp(-0.5 * "
-            "{x}**2) / math.sqrt(2 * math.pi)) * {d}"
+            "{dx} = (0.5 * (1 + torch.erf(____ / math.sqrt(2))) + ____ * torch.exp(-0.5 * "
+            "____**2) / math.sqrt(2 * math.pi)) * {d}"
         ),
         solution=(
             "{dx} = (0.5 * (1 + torch.erf({x} / math.sqrt(2))) + {x} * torch.exp(-0.5 * {x}**2) "
@@ -62,6 +67,8 @@ ACTIVATIONS = {
     ),
     "relu": Activation(
         title="ReLU",
+        noun="ReLU",
+        a_noun="a ReLU",
         call="torch.relu({x})",
         rule=(
             "`relu(x) = max(x, 0)` passes a positive input through unchanged and stops a negative "
@@ -76,9 +83,12 @@ ACTIVATIONS = {
     ),
     "silu": Activation(
         title="SiLU",
+        noun="SiLU",
+        a_noun="a SiLU",
         call="F.silu({x})",
         rule=(
-            "The SiLU of LLaMA's MLP (also called swish): `silu(x) = x σ(x)`, with the sigmoid "
+            "The SiLU (also called swish), the non-linearity inside LLaMA's gated MLP: "
+            "`silu(x) = x σ(x)`, with the sigmoid "
             "`σ(x) = 1 / (1 + exp(-x))`.\nThe product rule and `σ'(x) = σ(x) (1 - σ(x))` give "
             "its derivative:\n\n`silu'(x) = σ(x) + x σ(x) (1 - σ(x)) = σ(x) (1 + x (1 - σ(x)))`"
             "\n\nUnlike `tanh`, the output alone does not give the slope: it needs `h_pre`."
@@ -91,15 +101,18 @@ ACTIVATIONS = {
         solution="s = torch.sigmoid({x})\n{dx} = s * (1 + {x} * (1 - s)) * {d}\n",
     ),
 }
-LECTURE_CALL = 'F.gelu({x}, approximate="tanh")'
 
 
-def _rungs(act: Activation, name: str, x: str, d: str, dx: str, indent: str = "") -> str:
-    """The TODO text and the hint rungs of ``name`` (the answer ``dx``) in ``act``'s cell."""
-    skeleton = act.skeleton.format(x=x, d=d, dx=dx).split("\n")
+def _rungs(
+    act: Activation, name: str, x: str, d: str, indent: str = "", first: str = "", shape: str = ""
+) -> str:
+    """The TODO text and the hint rungs of ``name`` (the answer's, ``x``'s gradient from ``d``)
+    in ``act``'s cell: ``first`` a rung before the others, ``shape`` the answer's, said."""
+    skeleton = act.skeleton.format(x=x, d=d, dx=name).split("\n")
     return (
-        f"{indent}# {name} full: {act.full.format(x=x, d=d)}\n"
-        f"{indent}# hint {name}: `{x}` is used once, in `{act.call.format(x=x)}`, element by "
+        f"{indent}# {name} full: {act.full.format(x=x, d=d)}{shape}\n"
+        + (f"{indent}# hint {name}: {first}\n" if first else "")
+        + f"{indent}# hint {name}: `{x}` is used once, in `{act.call.format(x=x)}`, element by "
         f"element: local slope times `{d}`.\n"
         f"{indent}# hint {name}: {act.local}\n"
         + "".join(
@@ -110,8 +123,7 @@ def _rungs(act: Activation, name: str, x: str, d: str, dx: str, indent: str = ""
 
 def activation(name: str) -> Iterator[Edit]:
     """The edits that put ``name`` where the lecture has GELU in its ``tanh`` form."""
-    act = ACTIVATIONS[name]
-    fn = "gelu" if name == "gelu" else name
+    act, fn = ACTIVATIONS[name], FUNCTIONS[name]
     yield Sub("an MLP with GELU,", f"an MLP with {act.title},")
     yield Sub(
         line('h = F.gelu(h_pre, approximate="tanh")', "(B, T, 4C)"),
@@ -121,7 +133,7 @@ def activation(name: str) -> Iterator[Edit]:
     yield Swap(
         "# dh_pre: dL/dh_pre, shape (B, T, 4C)",
         "# dh_pre: dL/dh_pre, shape (B, T, 4C)\n"
-        + _rungs(act, "dh_pre", "h_pre", "dh", "dh_pre")
+        + _rungs(act, "dh_pre", "h_pre", "dh", shape="; shape (B, T, 4C)")
         + "### BEGIN SOLUTION\n"
         + act.solution.format(x="h_pre", d="dh", dx="dh_pre")
         + "### END SOLUTION\ncmp('h_pre', dh_pre, h_pre)",
@@ -129,10 +141,11 @@ def activation(name: str) -> Iterator[Edit]:
     yield Sub(", GELU and\nthe attention", f", {act.title} and\nthe attention")
     yield Swap(
         "### `gelu_backward`",
-        f"### `{fn}_backward`\n\nFrom `dout` and the input `x` of the {act.title} to `dx`.",
+        f"### `{fn}_backward`\n\nFrom `dout` and the input `x` of the {act.noun} to `dx`.",
     )
     yield Swap("def gelu_backward(dout, x):", _function_cell(act, fn))
-    yield Sub("a\nGELU on a vector", f"a\n{act.title} on a vector")
+    article, noun = act.a_noun.split(" ", 1)  # the notebook's line breaks after the article
+    yield Sub("a\nGELU on a vector", f"{article}\n{noun} on a vector")
     call = act.call.format(x="x")
     yield Sub(
         'against_autograd("gelu", lambda x: F.gelu(x, approximate="tanh"),',
@@ -152,11 +165,8 @@ def _function_cell(act: Activation, fn: str) -> str:
         f"def {fn}_backward(dout, x):\n"
         f'    """out = {act.call.format(x="x")}: from dout, dx."""\n'
         f"    # dx: dL/dx of {act.title}, shape like x\n"
-        + _rungs(act, "dx", "x", "dout", "dx", "    ").replace(
-            "    # hint dx: `x` is used once",
-            "    # hint dx: exercise 1's `dh_pre`, with this function's names.\n"
-            "    # hint dx: `x` is used once",
-            1,
+        + _rungs(
+            act, "dx", "x", "dout", "    ", "exercise 1's `dh_pre`, with this function's names."
         )
         + "    ### BEGIN SOLUTION\n"
         + "".join(
@@ -211,8 +221,8 @@ RMS_FORWARD = (
 RMS_FINAL = """\
 ### The final RMS norm: layer norm without the mean
 
-RMS norm (LLaMA's) divides each position's `C` numbers by their root mean square, `sqrt(mean(x²) + 1e-5)`, and takes
-no mean away first. Its sums run over the last axis (`-1`, `keepdim=True`), as layer norm's do, and the mean square
+RMS norm (LLaMA's, there without a bias; this one keeps layer norm's gain and bias) divides each position's `C` numbers
+by their root mean square, `sqrt(mean(x²) + 1e-5)`, and takes no mean away first. Its sums run over the last axis (`-1`, `keepdim=True`), as layer norm's do, and the mean square
 divides by `C`. The gain and the bias are shared by every position, so their gradients sum over `B` and `T`."""
 
 RMS_STEPS_CELL = """\
@@ -260,13 +270,14 @@ cmp('x2', dx2, x2)"""
 RMS_FUSED = """\
 ### RMS norm in one expression
 
-As for batch norm in notebook 03's exercise 3, the steps collapse. With `x̂ = lnf_hat`, `w = lnf_w`, `σ⁻¹ = lnf_rstd`,
-`dx̂ = w · dy` and the sum over the `C` numbers of each position:
+As for batch norm in notebook 03's exercise 3, the steps collapse. With `x̂ = lnf_hat`, `w = lnf_w`, `r⁻¹ = lnf_rstd`
+(one over the root mean square, not over a standard deviation), `dx̂ = w · dy` and the sum over the `C` numbers of
+each position:
 
-`dx = σ⁻¹ / C · (C dx̂ - x̂ Σ(dx̂ x̂))`
+`dx = r⁻¹ / C · (C dx̂ - x̂ Σ(dx̂ x̂))`
 
-It is layer norm's formula without the `Σ dx̂` term, the one the mean brought. You use it below for the two RMS norms
-of the block."""
+Layer norm's is `σ⁻¹ / C · (C dx̂ - Σ dx̂ - x̂ Σ(dx̂ x̂))`: its `Σ dx̂` term comes from the mean it takes away, and RMS
+norm takes none. You use the formula below for the two RMS norms of the block."""
 
 
 def _fused_rms(dx: str, rstd: str, x_hat: str, w: str, up: str, plus: str = "") -> str:
@@ -312,23 +323,16 @@ def rms_norm() -> Iterator[Edit]:
     yield Swap("# dlnf_diff: dL/dlnf_diff", RMS_INPUT_CELL)
     yield Swap("### Layer norm in one expression", RMS_FUSED)
     yield from _fused_cells()
+    yield from _rms_backward_function()
     yield Sub("feeds the layer norm `ln2`", "feeds the RMS norm `ln2`")
     yield Sub("(your one-expression layer norm,", "(your one-expression RMS norm,")
     yield Sub("Write three: layer norm,", "Write three: RMS norm,")
     yield Sub("A layer norm over 5 numbers and over 36", "An RMS norm over 5 numbers and over 36")
-    yield Sub(
-        '"""out = x_hat * w + b, x_hat = (x - mean) * rstd over the last axis',
-        '"""out = x_hat * w + b, x_hat = x * rstd over the last axis',
-    )
-    yield Sub(
-        "    n = x_hat.shape[-1]  # the numbers each mean and variance is taken over\n",
-        "    n = x_hat.shape[-1]  # the numbers each mean square is taken over\n",
-    )
 
 
 def _fused_cells() -> Iterator[Edit]:
-    """RMS norm's one expression where the lecture uses layer norm's: the final norm's fused
-    cell, ``dx1``, ``dx0`` and ``layernorm_backward``, their TODO text and rungs."""
+    """RMS norm's one expression where exercise 1 uses layer norm's: the final norm's fused
+    cell, ``dx1`` and ``dx0``, their TODO text and rungs."""
     for dx, n, plus, up in (
         ("dx2_fused", "lnf", "", "dlnf"),
         ("dx1", "ln2", "dx2 + ", "dln2"),
@@ -366,6 +370,22 @@ def _fused_cells() -> Iterator[Edit]:
         "use the one-expression RMS norm with dx_hat",
     )
     yield Sub("the one-expression layer norm with ln1_w", "the one-expression RMS norm with ln1_w")
+
+
+def _rms_backward_function() -> Iterator[Edit]:
+    """Exercise 2's ``layernorm_backward`` made RMS norm's (renamed after the edits)."""
+    yield Sub(
+        '"""out = x_hat * w + b, x_hat = (x - mean) * rstd over the last axis',
+        '"""out = x_hat * w + b, x_hat = x * rstd over the last axis',
+    )
+    yield Sub(
+        "    n = x_hat.shape[-1]  # the numbers each mean and variance is taken over\n",
+        "    n = x_hat.shape[-1]  # the numbers each mean square is taken over\n",
+    )
+    yield Sub(
+        "    # dx: dL/dx of layer norm, shape like x_hat",
+        "    # dx: dL/dx of RMS norm, shape like x_hat",
+    )
     yield Sub(
         "    dx = rstd / n * (n * dx_hat - dx_hat.sum(-1, keepdim=True) - x_hat * "
         "(dx_hat * x_hat).sum(-1, keepdim=True))\n",
@@ -441,8 +461,14 @@ IMPORTS = (
 
 
 LLM_C = (
-    "one function per layer (`layernorm_backward`,\n`attention_backward`, `gelu_backward`, "
-    "`matmul_backward`, `encoder_backward`)"
+    "llm.c's `train_gpt2.c` does the same in C, one function per layer (`layernorm_backward`,\n"
+    "`attention_backward`, `gelu_backward`, `matmul_backward`, `encoder_backward`)"
+)
+# said instead where the variant's functions are not llm.c's: no function names (they would be
+# renamed as the variant's are)
+LLM_C_OTHER = (
+    "llm.c's `train_gpt2.c` does the same in C for GPT-2's own\nnetwork (layer norm, GELU), one "
+    "function per layer"
 )
 
 
@@ -453,7 +479,7 @@ def edits(v: Transformer) -> list[Edit]:
         return []
     out: list[Edit] = announced(v, IMPORTS, STEM)
     if v.norm == "rmsnorm" or v.function != "gelu":  # llm.c's own names are not renamed
-        out.append(Sub(LLM_C, "one function per layer"))
+        out.append(Sub(LLM_C, LLM_C_OTHER))
     if v.norm == "rmsnorm":
         out += rms_norm()
     if v.activation != "gelu-tanh":
@@ -467,3 +493,12 @@ def sources(v: Transformer, lecture: list[str]) -> list[str | None]:
     """The text of each cell of ``v``'s solution, from the lecture's (``lecture``)."""
     edited = reordered(apply(lecture, edits(v)), GROUPS, v.order)
     return [None if text is None else renamed(text, v) for text in edited]
+
+
+def renamed_metadata(workbook: dict, v: Transformer) -> dict:
+    """A cell's ``workbook`` metadata (the answers a probe reads in a function) with ``v``'s
+    names; an RMS norm's backward probed on rows normalised as RMS norm normalises them."""
+    text = renamed(json.dumps(workbook), v)
+    if v.norm == "rmsnorm":
+        text = text.replace("__grade_normed(", "__grade_rms_normed(")
+    return json.loads(text)
