@@ -66,6 +66,8 @@ def test_no_two_axes_of_a_width_are_alike(n_embd, n_head):
     [
         ({"activation": "tanh"}, "activation 'tanh'"),
         ({"norm": "batchnorm"}, "norm 'batchnorm'"),
+        ({"loss": "label-smoothing"}, "smoothing 0.0"),
+        ({"smoothing": 0.1}, "smoothing 0.1"),
         ({"n_embd": 36, "n_head": 6}, "36/6"),  # 6 heads of 6: two axes alike
         ({"n_embd": 36.0}, "36.0/4"),
         ({"order": (("dlnf",), *tv.GROUPS[1:])}, "order"),
@@ -139,6 +141,16 @@ def test_a_variants_text_has_its_network_and_not_the_lectures():
             "x1",
             "wrong",
         ),
+        # the lecture's one-hot target where the variant smooths it
+        (
+            Transformer(loss="label-smoothing", smoothing=0.2),
+            {  # both of the cell's lines made the lecture's whole answer
+                "dlogits": "dlogits = (F.softmax(logits, -1) - F.one_hot(Yb.clamp(min=0), "
+                "vocab_size)) * (Yb >= 0).unsqueeze(-1) / n_targets"
+            },
+            "logits",
+            "wrong",
+        ),
         # the lecture's C = 36 pasted into a wider network
         (
             Transformer(n_embd=48, n_head=4),
@@ -160,6 +172,8 @@ def test_a_generated_solution_passes_nbval(tmp_path):
     v = Transformer(
         activation="gelu",
         norm="rmsnorm",
+        loss="label-smoothing",
+        smoothing=0.05,
         n_embd=30,
         n_head=5,
         order=tuple(tuple(reversed(g)) for g in tv.GROUPS),

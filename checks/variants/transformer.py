@@ -24,6 +24,9 @@ NOTEBOOK = f"{STEM}.ipynb"
 ACTIVATIONS = ("gelu-tanh", "gelu", "relu", "silu")
 # layer norm (the lecture's), or RMS norm: the same without the mean taken away
 NORMS = ("layernorm", "rmsnorm")
+# the cross-entropy (the lecture's), or with label smoothing of one of SMOOTHINGS
+LOSSES = ("cross-entropy", "label-smoothing")
+SMOOTHINGS = (0.05, 0.1, 0.2)
 # (n_embd, n_head): no two of the axes T = 16, C, head_size, n_head, 3C, 4C and the vocabulary's
 # 27 alike, so that a gradient with its axes mixed up has the wrong shape
 WIDTHS = ((36, 4), (30, 3), (30, 5), (36, 3), (42, 3), (42, 6), (48, 4), (48, 6))
@@ -35,7 +38,7 @@ GROUPS = (
     ("datt_probs", "dv"),
     ("dq", "dk"),
 )
-AXES = {"activation": ACTIVATIONS, "norm": NORMS}
+AXES = {"activation": ACTIVATIONS, "norm": NORMS, "loss": LOSSES}
 # the function of exercise 2 each activation's backward pass is, and the word its checks use
 FUNCTIONS = {"gelu-tanh": "gelu", "gelu": "gelu", "relu": "relu", "silu": "silu"}
 # the names of the final layer norm's steps that RMS norm renames (None: a step it has not)
@@ -57,6 +60,8 @@ class Transformer(Choices):
 
     activation: str = "gelu-tanh"
     norm: str = "layernorm"
+    loss: str = "cross-entropy"
+    smoothing: float = 0.0  # label smoothing's epsilon, 0 with the plain cross-entropy
     n_embd: int = 36
     n_head: int = 4
     order: tuple[tuple[str, ...], ...] = GROUPS
@@ -66,6 +71,12 @@ class Transformer(Choices):
             value = getattr(self, name)
             if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name} {value!r} is none of {', '.join(allowed)}")
+        smoothings = SMOOTHINGS if self.loss == "label-smoothing" else (0.0,)
+        if type(self.smoothing) is not float or self.smoothing not in smoothings:
+            shown = ", ".join(map(str, smoothings))
+            raise ValueError(
+                f"smoothing {self.smoothing!r} is none of {shown} (with the loss {self.loss})"
+            )
         width = (self.n_embd, self.n_head)
         if any(type(x) is not int for x in width) or width not in WIDTHS:
             shown = ", ".join(f"{c}/{h}" for c, h in WIDTHS)
@@ -95,8 +106,9 @@ class Transformer(Choices):
             "silu": "SiLU",
         }[self.activation]
         norm = {"layernorm": "layer norm", "rmsnorm": "RMS norm"}[self.norm]
+        loss = f"label smoothing {self.smoothing}" if self.smoothing else "the plain cross-entropy"
         return (
-            f"{activation} in the MLP, {norm}; {self.n_embd} numbers per position, "
+            f"{activation} in the MLP, {norm}, {loss}; {self.n_embd} numbers per position, "
             f"{self.n_head} heads of {self.head_size}"
         )
 
@@ -110,9 +122,12 @@ def draw(seed: int) -> Transformer:
     rng = random.Random(seed)
     while True:
         n_embd, n_head = rng.choice(WIDTHS)
+        loss = rng.choice(LOSSES)
         variant = Transformer(
             activation=rng.choice(ACTIVATIONS),
             norm=rng.choice(NORMS),
+            loss=loss,
+            smoothing=rng.choice(SMOOTHINGS) if loss == "label-smoothing" else 0.0,
             n_embd=n_embd,
             n_head=n_head,
             order=tuple(tuple(rng.sample(group, len(group))) for group in GROUPS),

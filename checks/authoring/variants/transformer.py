@@ -414,6 +414,73 @@ def _rms_backward_function() -> Iterator[Edit]:
     )
 
 
+# --- the loss: cross-entropy with label smoothing ---------------------------------------------
+SMOOTHED_LOGITS = """\
+### `logits`: a cross-entropy with label smoothing that skips the padding
+
+`F.cross_entropy(..., ignore_index=-1, label_smoothing=smoothing)` is notebook 03's fused cross-entropy against a
+softened target, averaged over the `n_targets` positions that have a target: the target character gets `1 - smoothing`
+and every character of the vocabulary, the target too, `smoothing / vocab_size`. A position's loss is
+`-(1 - smoothing) log p[y] - smoothing / vocab_size · Σ_j log p[j]`, and the fused gradient of its row is `p` minus
+that softened target."""
+
+SMOOTHED_DLOGITS_CELL = """\
+# dlogits: dL/dlogits, shape (B, T, vocab_size)
+# dlogits full: softmax minus the smoothed target (1 - smoothing at the target, smoothing / vocab_size everywhere), divided by n_targets, at positions with a target; zero at padding
+# hint dlogits: The loss is the mean, over the `n_targets` positions whose target is not -1, of a cross-entropy against a softened target: `1 - smoothing` on the target and `smoothing / vocab_size` on every character. Notebook 03's fused gradient applies to each of those rows, with that target; a padding row never reaches the loss.
+# hint dlogits: For a row with p = softmax(logits[b, t]) and target y: d loss / d logits[b, t, j] = p[j] - (1 - smoothing) [j == y] - smoothing / vocab_size; divide by n_targets. Rows whose target is -1 get 0.
+# hint dlogits: dlogits = F.softmax(logits, -1) - (1 - smoothing) * F.one_hot(Yb.clamp(min=0), vocab_size) - ____
+# hint dlogits+: dlogits = dlogits * (Yb >= 0).unsqueeze(-1) / ____
+### BEGIN SOLUTION
+dlogits = F.softmax(logits, -1) - (1 - smoothing) * F.one_hot(Yb.clamp(min=0), vocab_size) - smoothing / vocab_size
+dlogits = dlogits * (Yb >= 0).unsqueeze(-1) / n_targets
+### END SOLUTION
+cmp('logits', dlogits, logits)"""
+
+PLAIN_NATS = (
+    "gpt_loss(gpt_forward(params, X[i:i + 2048])[0], Y[i:i + 2048])",
+    "F.cross_entropy(gpt_forward(params, X[i:i + 2048])[0].reshape(-1, vocab_size), "
+    "Y[i:i + 2048].reshape(-1), ignore_index=-1)",
+)
+
+
+def label_smoothing(smoothing: float) -> Iterator[Edit]:
+    """The edits that make the loss the cross-entropy with label smoothing ``smoothing``; the
+    held-out nats stay the plain cross-entropy, as the other models' are."""
+    yield Sub(
+        "output projection and\nthe cross-entropy.",
+        "output projection and\nthe cross-entropy with label smoothing.",
+    )
+    yield Sub(
+        "\n\n\ndef init_gpt(n_layer",
+        f"\nsmoothing = {smoothing}  # label smoothing: the target gets 1 - smoothing, every character smoothing / vocab_size\n\n\ndef init_gpt(n_layer",
+    )
+    yield Sub(
+        "loss = F.cross_entropy(logits.view(-1, vocab_size), Yb.view(-1), ignore_index=-1)",
+        "loss = F.cross_entropy(logits.view(-1, vocab_size), Yb.view(-1), ignore_index=-1, label_smoothing=smoothing)",
+    )
+    yield Sub(
+        "### `logits`: a cross-entropy that skips the padding\n\n`F.cross_entropy(..., ignore_index=-1)` is notebook 03's "
+        "fused cross-entropy, averaged over the `n_targets` positions\nthat have a target.",
+        SMOOTHED_LOGITS,
+    )
+    yield Swap("# dlogits: dL/dlogits, shape (B, T, vocab_size)", SMOOTHED_DLOGITS_CELL)
+    yield Sub(
+        "    dlogits = (F.softmax(logits, -1) - F.one_hot(Y.clamp(min=0), vocab_size)) * valid / valid.sum()\n",
+        "    dlogits = (F.softmax(logits, -1) - (1 - smoothing) * F.one_hot(Y.clamp(min=0), vocab_size) - smoothing / vocab_size) * valid / valid.sum()\n",
+    )
+    yield Sub(
+        "    return F.cross_entropy(logits.reshape(-1, vocab_size), Y.reshape(-1), ignore_index=-1)\n",
+        "    return F.cross_entropy(logits.reshape(-1, vocab_size), Y.reshape(-1), ignore_index=-1, label_smoothing=smoothing)\n",
+    )
+    yield Sub(*PLAIN_NATS)
+    yield Sub(
+        "(the padding is not counted, so every model is judged on the same\nexamples).",
+        "(the padding is not counted, so every model is judged on the same\nexamples), by the plain "
+        "cross-entropy: the smoothing is for training only.",
+    )
+
+
 # --- the width, the heads, the order, and what the lecture measured -------------------------
 def parameters(n_embd: int, n_layer: int = 2, vocab: int = 27, positions: int = 16) -> int:
     """The number of parameters of the notebook's GPT: per block two norms, the attention's
@@ -448,8 +515,8 @@ def lecture_numbers() -> Iterator[Edit]:
     """The lecture's full run told as the lecture's network's, not as this one's."""
     yield Sub(
         LECTURE_RUN,
-        "What the lecture's network (GELU in its `tanh` form, layer norm, 36 numbers per position "
-        "in 4 heads) gives\nin the full run; yours is a variant of it, so expect numbers near "
+        "What the lecture's network (GELU in its `tanh` form, layer norm, the plain cross-entropy, "
+        "36 numbers per position in 4 heads) gives\nin the full run; yours is a variant of it, so expect numbers near "
         "these, not the same (10,000 steps; on our 2-core test machine,",
     )
 
@@ -484,6 +551,8 @@ def edits(v: Transformer) -> list[Edit]:
         out += rms_norm()
     if v.activation != "gelu-tanh":
         out += activation(v.activation)
+    if v.loss == "label-smoothing":
+        out += label_smoothing(v.smoothing)
     if (v.n_embd, v.n_head) != (36, 4):
         out += width(v)
     return out + list(lecture_numbers())
