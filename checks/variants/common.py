@@ -5,7 +5,9 @@ is not the lecture's brings the ladders it changes, ``checks/hints/variants/``, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, fields
+from functools import cache
 from typing import Any, ClassVar
 
 Groups = tuple[tuple[str, ...], ...]
@@ -89,3 +91,17 @@ def changes(lecture: dict, mine: dict) -> dict:
         else:
             out[name] = options
     return out
+
+
+def rename(text: str, names: dict[str, str | None]) -> str:
+    """``text`` with each name of ``names``, and its gradient (``d`` before it), made the new
+    name; one mapped to None (a tensor the variant has not) is left as it is."""
+    if not names:
+        return text
+    return _pattern(tuple(names)).sub(lambda m: m[1] + (names[m[2]] or m[2]), text)
+
+
+@cache
+def _pattern(names: tuple[str, ...]) -> re.Pattern:
+    """Any of ``names`` as a whole word, ``d`` before it or not; the longest first."""
+    return re.compile(rf"\b(d?)({'|'.join(sorted(names, key=len, reverse=True))})\b")

@@ -15,7 +15,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from checks.variants.common import Choices, in_order, with_changes
+from checks.variants.common import Choices, in_order, rename, with_changes
 
 STEM = "03-makemore-backprop"
 NOTEBOOK = f"{STEM}.ipynb"
@@ -173,7 +173,6 @@ NAMES = {
 NAMES["none"] = {**dict.fromkeys(BN_NAMES), "hprebn": "hpreact"}  # hpreact: the first layer's
 # checks a normalisation takes away although their names live on (exercise 3's, without a norm)
 GONE_CHECKS = {"none": {"hprebn (fused)"}}
-_BN_NAME = re.compile(rf"\b(d?)({'|'.join(BN_NAMES)})\b")
 
 
 def renamed(text: str | None, norm: str) -> str | None:
@@ -182,7 +181,7 @@ def renamed(text: str | None, norm: str) -> str | None:
     names = NAMES.get(norm)
     if text is None or names is None:
         return text
-    return _BN_NAME.sub(lambda m: m[1] + (names[m[2]] or m[2]), text)
+    return rename(text, names)
 
 
 def checks_renamed(checks: list[str], norm: str) -> list[str]:

@@ -12,10 +12,9 @@ and string work: this module imports nothing heavy.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 
-from checks.variants.common import Choices, in_order, with_changes
+from checks.variants.common import Choices, in_order, rename, with_changes
 
 STEM = "05-transformer-backprop"
 NOTEBOOK = f"{STEM}.ipynb"
@@ -137,19 +136,14 @@ def draw(seed: int) -> Transformer:
 
 
 # --- the names a variant gives ----------------------------------------------------------------
-_RMS_NAME = re.compile(rf"\b(d?)({'|'.join(RMS_NAMES)})\b")
-
-
 def renamed(text: str, v: Transformer) -> str:
     """``text`` with the lecture's names made ``v``'s: RMS norm's steps and functions
     (``lnf_var`` is ``lnf_ms``), the activation's function (``gelu_backward`` is
     ``relu_backward``)."""
-    if v.norm == "rmsnorm":
-        text = _RMS_NAME.sub(lambda m: m[1] + (RMS_NAMES[m[2]] or m[2]), text)
+    names = dict(RMS_NAMES) if v.norm == "rmsnorm" else {}
     if v.function != "gelu":
-        text = re.sub(r"\bgelu_backward\b", f"{v.function}_backward", text)
-        text = re.sub(r"\bdx_gelu\b", f"dx_{v.function}", text)
-    return text
+        names.update(gelu_backward=f"{v.function}_backward", dx_gelu=f"dx_{v.function}")
+    return rename(text, names)
 
 
 def _check_renamed(name: str, v: Transformer) -> str | None:
