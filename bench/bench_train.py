@@ -38,18 +38,15 @@ the 10th and 90th percentiles. Operations are counted with a ``TorchDispatchMode
 operator that reaches the dispatcher in one step, the ones the autograd engine runs during
 ``backward()`` included (views such as ``.T`` and ``.view`` count as operators too).
 
-``checks.cmp`` is timed with ``bench/bench_cmp.py``'s own functions, on a right and on a wrong
-(sign) answer. Nothing is asserted; compare ratios from one run rather than absolute times across
-runs.
+``checks.cmp`` is timed with ``bench/measure.py``'s functions (those of ``bench_cmp.py``), on a
+right and on a wrong (sign) answer. Nothing is asserted; compare ratios from one run rather than
+absolute times across runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
-import datetime
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -59,13 +56,19 @@ from pathlib import Path
 import nbformat
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
-sys.path.insert(0, str(ROOT / "bench"))
 
-import bench_cmp  # noqa: E402
+from measure import (  # noqa: E402  (bench/measure.py, beside this script)
+    build_graph,
+    cmp_table,
+    count_ops,
+    header,
+    op_breakdown,
+    percentile,
+    run_case,
+)
 
 from checks import load_names, require, split_dataset  # noqa: E402
 from tests import makemore  # noqa: E402
@@ -223,25 +226,6 @@ VARIANTS = {
 # ---------------------------------------------------------------- measuring
 
 
-class CountOps(TorchDispatchMode):
-    """Counts every ATen operator that reaches the dispatcher while it is active."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: collections.Counter = collections.Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[str(func.overloadpacket)] += 1
-        return func(*args, **(kwargs or {}))
-
-
-def count_ops(run: Callable, Xb: torch.Tensor, Yb: torch.Tensor) -> collections.Counter:
-    counter = CountOps()
-    with counter:
-        run(Xb, Yb)
-    return counter.ops
-
-
 def check_same_gradients(n_hidden: int, source: str, Xb: torch.Tensor, Yb: torch.Tensor) -> float:
     """All four variants take one step from the same start: the largest difference between their
     new parameters."""
@@ -251,11 +235,6 @@ def check_same_gradients(n_hidden: int, source: str, Xb: torch.Tensor, Yb: torch
         run(Xb, Yb)
         after.append(torch.cat([p[k].detach().flatten() for k in NAMES]))
     return max((a - after[0]).abs().max().item() for a in after[1:])
-
-
-def percentile(xs: list[int], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q / 100 * (len(xs) - 1))))] / 1e3
 
 
 def time_steps(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> dict:
@@ -311,16 +290,6 @@ def step_table(results: list[tuple[int, int, dict]]) -> str:
     return "\n".join(lines)
 
 
-def op_breakdown(ops: dict[str, collections.Counter]) -> str:
-    names = sorted(set().union(*ops.values()), key=lambda k: (-max(c[k] for c in ops.values()), k))
-    head = f"{'operator':28s}" + "".join(f"{v:>17s}" for v in ops)
-    lines = [head, "-" * len(head)]
-    for k in names:
-        lines.append(f"{k:28s}" + "".join(f"{c[k]:17d}" for c in ops.values()))
-    lines.append(f"{'total':28s}" + "".join(f"{sum(c.values()):17d}" for c in ops.values()))
-    return "\n".join(lines)
-
-
 def where_the_notebook_step_loses(reps: int) -> str:
     """Two lines of the notebook's step and update against leaner ways of writing them, at
     batch 32 / hidden 200."""
@@ -371,14 +340,14 @@ def where_the_notebook_step_loses(reps: int) -> str:
 
 def cmp_cost(scale: float) -> str:
     """checks.cmp on a right and on a wrong answer, with bench_cmp's graph and timer."""
-    env = bench_cmp.build_graph(retain_graph=True)
+    env = build_graph(retain_graph=True)
     a, s, ea = env["a"], env["s"], env["ea"]
     with torch.no_grad():
         da = s + ea * a.sum(1, keepdim=True)
     reps = max(20, int(2000 * scale))
-    rows = bench_cmp.run_case("right (by hand, rounding)", "a", da, a, reps)
-    rows += bench_cmp.run_case("wrong (sign)", "a", -da, a, max(10, int(500 * scale)))
-    return bench_cmp.table(rows)
+    rows = run_case("right (by hand, rounding)", "a", da, a, reps)
+    rows += run_case("wrong (sign)", "a", -da, a, max(10, int(500 * scale)))
+    return cmp_table(rows)
 
 
 def full_runs(source: str, Xtr, Ytr) -> list[str]:
@@ -413,21 +382,6 @@ def full_runs(source: str, Xtr, Ytr) -> list[str]:
         f"pytest --nbval over solutions/ (WORKBOOK_STEPS={steps}): {seconds:.1f} s wall: {last}"
     )
     return lines
-
-
-def header() -> str:
-    """The run's date, machine and load, Python, torch and its threads, and the command line."""
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return "\n".join(
-        [
-            f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-            f"machine:  {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs), "
-            f"load average {load} at the start",
-            f"python:   {platform.python_version()}   torch: {torch.__version__}   "
-            f"torch threads: {torch.get_num_threads()}",
-            f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}",
-        ]
-    )
 
 
 def main() -> None:
@@ -474,7 +428,7 @@ def main() -> None:
     print("operators per step at batch 32 / hidden 200 (TorchDispatchMode):")
     print(op_breakdown(results[0][2]["ops"]))
     print()
-    print("checks.cmp on a (32, 64) float32 gradient (bench_cmp.run_case):")
+    print("checks.cmp on a (32, 64) float32 gradient (bench/measure.py):")
     print(cmp_cost(0.1 if args.quick else 1.0))
     if args.full:
         print()

@@ -36,13 +36,14 @@ Before any timing the two variants take one step from the same start on the firs
 gradients are compared with ``torch.allclose`` and the largest difference is printed, and so is the
 largest difference of the parameters after the update. If the gradients disagree, nothing is timed.
 
-Timing and counting as in ``bench_train.py`` (its ``CountOps``, ``percentile`` and ``op_breakdown``
-are imported from it): the same ``torch.set_num_threads`` for both variants, a warm-up, then the
-variants take turns in blocks of steps until each has run ``--steps`` steps, every step timed on
-its own with ``time.perf_counter_ns``; medians and the 10th and 90th percentiles. Operators are
-counted with a ``TorchDispatchMode`` on one step from the start, phase by phase: every ATen
-operator that reaches the dispatcher, those the autograd engine runs during ``backward()``
-included. Nothing is asserted; compare ratios from one run rather than absolute times across runs.
+Timing and counting as in ``bench_train.py`` (``CountOps``, ``percentile`` and ``op_breakdown``
+from ``bench/measure.py``): the same ``torch.set_num_threads`` for both variants, a warm-up,
+then the variants take turns in blocks of steps until each has run ``--steps`` steps, every
+step timed on its own with ``time.perf_counter_ns``; medians and the 10th and 90th percentiles.
+Operators are counted with a ``TorchDispatchMode`` on one step from the start, phase by phase:
+every ATen operator that reaches the dispatcher, those the autograd engine runs during
+``backward()`` included. Nothing is asserted; compare ratios from one run rather than absolute
+times across runs.
 """
 
 from __future__ import annotations
@@ -64,9 +65,8 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
-sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_train import CountOps, header, op_breakdown, percentile  # noqa: E402
+from measure import CountOps, header, op_breakdown, percentile  # noqa: E402  (bench/measure.py)
 
 from checks import load_names, require, setting, split_dataset  # noqa: E402
 
