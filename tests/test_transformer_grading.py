@@ -16,7 +16,7 @@ from checks.grading.grader import Grader
 from checks.grading.settings import Settings
 from checks.grading.variants import HandoutUnreadable, read_handouts
 from checks.paths import cache_dir
-from checks.variants import Makemore, Transformer, variant_of
+from checks.variants import Makemore, Transformer, named_in, variant_of
 from tests.submissions import answered, keep_references, options
 
 pytestmark = pytest.mark.slow
@@ -154,3 +154,68 @@ def test_an_rms_norms_backward_is_probed_on_rows_rms_norm_makes():
     assert torch.allclose(x_hat, (x + 1.0) * rstd)
     assert torch.allclose((x_hat**2).mean(-1), torch.ones(4, 7, dtype=torch.float64), atol=1e-4)
     assert x_hat.mean(-1).abs().min() > 0.5  # no mean taken away
+
+
+def _unseeded(nb):
+    nb.metadata["backprop-workbook"].pop("variant")
+    return nb
+
+
+def test_what_a_notebook_says_of_its_variant_is_read_per_notebook(tmp_path):
+    """A notebook whose metadata is lost names its variant in its imports cell, without its order:
+    that is no swap. Metadata copied from the other notebook falls back to the imports cell, or
+    says whose it is. A call of the other notebook is passed over."""
+    from checks.grading.variants import assigned
+    from checks.variants import makemore
+    from checks.variants import transformer as tv
+
+    v = tv.draw(7)  # a drawn variant: its order is not the lecture's
+    assert v.order != tv.GROUPS
+    record = _record(NAME, [(SEED, v)], {"ana": 0})
+    path = tmp_path / NAME
+    nbformat.write(_unseeded(answered(v, SEED, "ana")), path)
+    got = assigned(record, "ana", path, NAME)
+    assert (got.variant, got.note) == (v, "")
+    # the metadata of a variant of 03 in a copy of 05: its imports cell's call still names 05's
+    nb = answered(v, SEED, "ana")
+    nb.metadata["backprop-workbook"]["variant"] = {"seed": 1, **makemore.draw(1).to_metadata()}
+    nbformat.write(nb, path)
+    assert assigned(None, "ana", path, NAME).variant.activation == v.activation
+    # with no call either, the rows say whose metadata it is
+    for cell in nb.cells:
+        cell.source = cell.source.replace("variant(", "print(")
+    nbformat.write(nb, path)
+    note = assigned(None, "ana", path, NAME).note
+    assert "its metadata names a variant of notebook 03, not 05" in note, note
+    both = 'variant(activation="relu")\nvariant("05", norm="rmsnorm")'
+    assert named_in(both, NAME) == Transformer(norm="rmsnorm")
+    assert named_in(both) == Makemore(activation="relu")
+
+
+def test_a_record_is_read_as_its_notebook_whatever_its_spelling(tmp_path):
+    record = _record("05-transformer-backprop", [(SEED, V)], {"ana": 0})
+    (tmp_path / RECORD).write_text(json.dumps(record))
+    assert list(read_handouts([tmp_path])) == [NAME]
+    wrong = _record(NAME, [(1, Makemore(activation="relu"))], {"ana": 0})
+    (tmp_path / RECORD).write_text(json.dumps(wrong))
+    with pytest.raises(HandoutUnreadable, match="its variant 0 is no variant of " + NAME):
+        read_handouts([tmp_path])
+
+
+def test_a_notebook_with_no_hand_out_among_those_given_says_it_is_unchecked(tmp_path):
+    m = Makemore(activation="relu")
+    grader = Grader(
+        tmp_path / "out",
+        Settings(),
+        cache=tmp_path / "cache",
+        handouts={NAME: _record(NAME, [(SEED, V)], {"ana": 0})},
+    )
+    (tmp_path / "ana").mkdir()
+    path = tmp_path / "ana" / "03-makemore-backprop.ipynb"
+    nbformat.write(answered(m, 1, "ana"), path)
+    ex, note = grader.exercise_of("ana", path)
+    assert ex is grader.variants[m]
+    assert note == (
+        "graded as the variant the notebook names (seed 1); no hand-out of 03 was given, so "
+        "unchecked"
+    )

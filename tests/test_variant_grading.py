@@ -101,7 +101,7 @@ def test_a_notebook_without_its_metadata_or_off_the_roster_says_what_it_was_grad
     assert not any(r.note for r in dan.values())
     assert all(r.passed for r in eve.values())
     assert all(
-        r.note == f"eve is not in the hand-out; graded as the variant the notebook names "
+        r.note == f"eve is not in the hand-out of 03; graded as the variant the notebook names "
         f"(seed {SEEDS[1]}), unchecked"
         for r in eve.values()
     )

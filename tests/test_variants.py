@@ -144,7 +144,9 @@ def test_the_variant_graded_against_is_the_records_and_the_notebook_only_says_so
     )
     off = assigned(RECORD, "zed", _notebook(tmp_path / "g.ipynb"))
     assert off == Assigned(
-        None, None, "zed is not in the hand-out; graded as the lecture's notebook 03: it names none"
+        None,
+        None,
+        "zed is not in the hand-out of 03; graded as the lecture's notebook 03: it names none",
     )
 
 

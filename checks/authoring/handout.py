@@ -7,8 +7,8 @@ The roster is a CSV file with the columns ``id`` and ``name`` (others are kept o
 draws ``--variants`` variants of the notebook (``draw`` of :mod:`checks.variants.makemore` or
 :mod:`checks.variants.transformer`) from its seed, and each learner gets one of them by a hash of
 the class seed and the learner's id, so a class of 300 over 20 variants costs the grader 20
-reference runs. Written: ``DIR/<id>/03-makemore-backprop.ipynb`` (the variant and the learner's id
-in its metadata), ``DIR/handout.json`` (the record the grader
+reference runs. Written: ``DIR/<id>/03-makemore-backprop.ipynb`` (or ``05-transformer-backprop``'s;
+the variant and the learner's id in its metadata), ``DIR/handout.json`` (the record the grader
 checks each submission against: ``grade --handout DIR``) and ``DIR/variants.csv`` (the same, to
 read). Everything is checked before anything is written; a folder that already holds a hand-out
 is refused unless ``--add`` asks to add learners to it.
@@ -98,14 +98,14 @@ def _faults(who: str, name: str, seen_at: int | None) -> list[str]:
 
 
 def notebook_named(name: str) -> str:
-    """The file name of the notebook that ``name`` (``05``, its stem or its file name) names, one
-    that has variants."""
-    for stem in KINDS:
-        if name in (stem[:2], stem, f"{stem}.ipynb"):
-            return f"{stem}.ipynb"
-    raise HandoutError(
-        f"--notebook {name}: only {' and '.join(s[:2] for s in KINDS)} have variants"
-    )
+    """The file name of the notebook that ``name`` (``05``, its stem, its file name or a path to
+    it) names, one that has variants."""
+    try:
+        return kind_of(name).NOTEBOOK
+    except ValueError:
+        raise HandoutError(
+            f"--notebook {name}: only {' and '.join(s[:2] for s in KINDS)} have variants"
+        ) from None
 
 
 def class_variants(

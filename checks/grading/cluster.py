@@ -38,9 +38,10 @@ from checks.grading.settings import Settings
 Todo = list[tuple[str, list[Path]]]  # each submission's name and notebooks
 # on a worker, one submission graded from folders of the task's own:
 # (submission, notebooks, settings, solutions, reference values, out) -> (rows, copies not graded)
-# (and the hand-out of notebook 03's variants, if any)
+# (and the hand-outs of the variants, by notebook, if any)
 GradeOnWorker = Callable[
-    [str, list[Path], Settings, Path, Path, Path, "dict | None"], tuple[list[Row], list[str]]
+    [str, list[Path], Settings, Path, Path, Path, "dict[str, dict] | None"],
+    tuple[list[Row], list[str]],
 ]
 
 

@@ -139,6 +139,9 @@ class Grader:
             return ex, ""
         record = self.handouts.get(ex.name)
         got = variants.assigned(record, submission, path, ex.name)
+        if self.handouts and record is None:  # hand-outs of other notebooks only
+            said = "; ".join(x for x in (got.note, variants.no_handout(ex.name)) if x)
+            got = dataclasses.replace(got, note=said)
         if got.variant is None:
             return ex, got.note
         if got.variant not in self.variants:  # its solution generated once per grader
@@ -607,10 +610,11 @@ def _salts(
         return {s: salt for s, _ in subs}
     salts = {}
     for s, _ in subs:
-        own = []
-        for record in records.values():
-            entry = record["learners"].get(s)
-            own += [entry, record["variants"][entry["variant"]] if entry else None]
+        own = {  # the learner's entries only, by notebook: another hand-out changes no salt
+            nb: [r["learners"][s], r["variants"][r["learners"][s]["variant"]]]
+            for nb, r in records.items()
+            if s in r["learners"]
+        }
         salts[s] = hashlib.sha256((salt + json.dumps(own, sort_keys=True)).encode()).hexdigest()
     return salts
 

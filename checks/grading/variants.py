@@ -12,6 +12,8 @@ self-check), and one that names none as the lecture's notebook.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,8 +103,8 @@ def assigned(
     if record is not None and not listed and named.learner in record["learners"]:
         seed, theirs = variant_of(record, named.learner)
         note = (
-            f"{submission} is not in the hand-out; graded against {named.learner}'s variant, the "
-            "learner its notebook was handed to"
+            f"{submission} is not in the hand-out of {notebook[:2]}; graded against "
+            f"{named.learner}'s variant, the learner its notebook was handed to"
         )
         return Assigned(theirs, seed, note, named.learner)
     if not listed:
@@ -124,8 +126,10 @@ def _against_own(record: dict, submission: str, named: Named) -> Assigned:
         return Assigned(
             own, seed, f"{why}: graded against {submission}'s, from the hand-out", submission
         )
-    other_seed = named.seed if named.seed is not None else seed
-    if (named.variant, other_seed) != (own, seed) or named.learner not in (None, submission):
+    mine, other_seed = named.variant, named.seed
+    if named.seed is None:  # an imports cell's call, which names no seed and no order
+        mine, other_seed = dataclasses.replace(mine, order=own.order), seed
+    if (mine, other_seed) != (own, seed) or named.learner not in (None, submission):
         other = (
             named.learner
             if named.learner not in (None, submission)
@@ -150,22 +154,34 @@ def _named(path: Path, notebook: str) -> Named:
     except Exception:
         return Named()
     learner = learner if isinstance(learner, str) else None
+    calls = (named_in(c.source, notebook) for c in nb.cells if c.cell_type == "code")
+    called = next((v for v in calls if v is not None), None)  # the imports cell's variant(...)
     if not data:  # no metadata (cells pasted into a new notebook): the imports cell's call
-        calls = (named_in(c.source, notebook) for c in nb.cells if c.cell_type == "code")
-        return Named(next((v for v in calls if v is not None), None), None, learner)
+        return Named(called, None, learner)
     try:
         seed = data.get("seed")
         variant = kind_choices(kind_of(notebook), data)
         return Named(variant, seed if type(seed) is int else None, learner)
     except (ValueError, TypeError, AttributeError) as why:
-        return Named(None, None, learner, f"its variant cannot be read ({why})")
+        if called is not None:  # metadata of another notebook's, say: the imports cell's call
+            return Named(called, None, learner)
+        return Named(None, None, learner, _unreadable(data, notebook, why))
+
+
+def _unreadable(data, notebook: str, why: Exception) -> str:
+    """Why a notebook's variant metadata names no variant of ``notebook``."""
+    for stem in KINDS:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            if stem[:2] != notebook[:2] and kind_choices(kind_of(stem), data) is not None:
+                return f"its metadata names a variant of notebook {stem[:2]}, not {notebook[:2]}"
+    return f"its variant cannot be read ({why})"
 
 
 def _not_listed(record: dict | None, submission: str, note: str, checked: bool = True) -> str:
     """``note``, with why it was not checked when a hand-out is given and lacks ``submission``."""
     if record is None:
         return note
-    said = f"{submission} is not in the hand-out"
+    said = f"{submission} is not in the hand-out of {record['notebook'][:2]}"
     return f"{said}; {note}" + ("" if checked else ", unchecked") if note else said
 
 
@@ -180,6 +196,11 @@ def _holder(record: dict, seed: int | None) -> str | None:
 def has_variants(notebook: str) -> bool:
     """Whether ``notebook`` (a file name) has variants."""
     return notebook.removesuffix(".ipynb") in KINDS
+
+
+def no_handout(notebook: str) -> str:
+    """What the rows of ``notebook`` say when hand-outs are given but none of it."""
+    return f"no hand-out of {notebook[:2]} was given, so unchecked"
 
 
 def variant_exercise(variant: Variant, solutions: Path, folder: Path) -> Exercise:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 from functools import cache
+from pathlib import PurePath
 from types import ModuleType
 
 from checks.parsing import parse
@@ -80,11 +81,15 @@ KINDS: dict[str, ModuleType] = {makemore.STEM: makemore, transformer.STEM: trans
 
 
 def kind_of(notebook: str) -> ModuleType:
-    """The module of ``notebook``'s variants (its stem, or its file name)."""
-    stem = notebook.removesuffix(".ipynb")
-    if stem not in KINDS:
-        raise ValueError(f"{notebook} has no variants (those of {', '.join(KINDS)} have)")
-    return KINDS[stem]
+    """The module of ``notebook``'s variants: its number (``05``), its stem, or its file name
+    (a path to it too)."""
+    name = PurePath(notebook).name.removesuffix(".ipynb")
+    for stem, kind in KINDS.items():
+        if name in (stem, stem[:2]):
+            return kind
+    raise ValueError(
+        f"{notebook} has no variants: only notebooks {' and '.join(s[:2] for s in KINDS)} have"
+    )
 
 
 def _kind(v: Variant) -> ModuleType:
@@ -97,16 +102,23 @@ def check_record(record) -> dict:
     wrong with it."""
     try:
         notebook = record.get("notebook")
-        if not isinstance(notebook, str) or notebook.removesuffix(".ipynb") not in KINDS:
-            raise ValueError(f"it is no hand-out of {' or '.join(KINDS)}")
-        kind = kind_of(notebook)
+        try:
+            kind = kind_of(notebook if isinstance(notebook, str) else "")
+        except ValueError:
+            raise ValueError(f"it is no hand-out of {' or '.join(KINDS)}") from None
+        record["notebook"] = kind.NOTEBOOK  # one spelling: the file name
         variants, learners = record["variants"], record["learners"]
         if type(record["class_seed"]) is not int or not isinstance(variants, list) or not variants:
             raise ValueError("its class seed or its variants are missing")
         for i, data in enumerate(variants):
             if type(data.get("seed")) is not int:
                 raise ValueError(f"its variant {i} has no seed")
-            kind_choices(kind, data)
+            try:
+                kind_choices(kind, data)
+            except ValueError as why:
+                raise ValueError(
+                    f"its variant {i} is no variant of {kind.NOTEBOOK} ({why})"
+                ) from None
         for who, entry in learners.items():
             at = entry.get("variant")
             if type(at) is not int or not 0 <= at < len(variants) or not entry.get("name"):
@@ -141,16 +153,20 @@ def named_in(source: str, notebook: str = makemore.STEM) -> Variant | None:
         tree = parse(source)
     except (SyntaxError, ValueError):
         return None
+    try:
+        wanted = kind_of(notebook)
+    except ValueError:
+        return None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "variant":
-            try:
-                stem = ast.literal_eval(node.args[0]) if node.args else makemore.STEM
-                if stem != notebook.removesuffix(".ipynb"):
-                    return None
-                data = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-                return kind_choices(kind_of(stem), data)
+            try:  # a call of another notebook, or one that cannot be read: the next call
+                kind = kind_of(ast.literal_eval(node.args[0]) if node.args else makemore.STEM)
+                if kind is wanted:
+                    return kind_choices(
+                        kind, {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+                    )
             except (ValueError, TypeError, SyntaxError):
-                return None
+                continue
     return None
 
 
