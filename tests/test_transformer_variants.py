@@ -1,9 +1,12 @@
 """Notebook 05's variants (checks.variants.transformer, checks.authoring.variants.transformer):
 drawn from a seed, generated from the lecture's notebook, right against autograd, named in the
-kernel and hinted there."""
+kernel and hinted there; and, for 03's and 05's alike, every combination of the answer-changing
+choices generated."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import re
 
@@ -13,7 +16,7 @@ from checks import hint, hints, session, summary, variant
 from checks.authoring.variants import build
 from checks.authoring.variants.transformer import parameters
 from checks.paths import HINTS
-from checks.variants import Transformer, named_in
+from checks.variants import Transformer, makemore, named_in
 from checks.variants import transformer as tv
 from tests.inprocess import run_cells
 from tests.notebooks import assert_passes_nbval
@@ -215,3 +218,33 @@ def test_a_variants_notebook_announces_it_and_its_kernel_speaks_of_it(capsys):
 def test_variant_refuses_a_notebook_without_variants():
     with pytest.raises(ValueError, match="has no variants"):
         variant("04-mlp-language-model", activation="relu")
+
+
+def _combinations(kind) -> list:
+    """One variant of ``kind`` for every combination of the choices that change answers (the
+    activation, the normalisation, the loss with each smoothing), each with the width and order
+    of a drawn variant."""
+    losses = [("cross-entropy", 0.0)] + [("label-smoothing", s) for s in kind.SMOOTHINGS]
+    out = []
+    for i, (act, norm, (loss, smoothing)) in enumerate(
+        itertools.product(kind.ACTIVATIONS, kind.NORMS, losses)
+    ):
+        drawn = kind.draw(1000 + i)
+        choices = dict(activation=act, norm=norm, loss=loss, smoothing=smoothing)
+        out.append(dataclasses.replace(drawn, **choices))
+    return out
+
+
+@pytest.mark.parametrize("kind", [makemore, tv], ids=["03", "05"])
+def test_every_combination_of_choices_is_generated_and_names_itself(kind):
+    """The edits of every combination fit the lecture's notebook together (none takes another's
+    text away), and the imports cell of each names its variant."""
+    for v in _combinations(kind):
+        imports = next(c.source for c in build.student(v, 1).cells if "variant(" in c.source)
+        assert dataclasses.replace(named_in(imports, kind.NOTEBOOK), order=v.order) == v, v
+
+
+def test_every_combination_of_05s_choices_matches_autograd():
+    """All 32 combinations of notebook 05's answer-changing choices, beyond the 50 seeds' 23."""
+    for v in _combinations(tv):
+        assert [r.name for r in _checked(v) if not r.ok] == [], v
