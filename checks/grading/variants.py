@@ -208,7 +208,7 @@ def variant_exercise(variant: Variant, solutions: Path, folder: Path) -> Exercis
     from checks.authoring.variants import build  # the variants' answers: not in a class wheel
 
     text = build.written(variant, solutions)
-    name = f"{build.stem(variant)}.ipynb"
+    name = f"{variant.STEM}.ipynb"
     path = folder / build.digest(text) / name
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -92,10 +92,6 @@ def kind_of(notebook: str) -> ModuleType:
     )
 
 
-def _kind(v: Variant) -> ModuleType:
-    return transformer if isinstance(v, Transformer) else makemore
-
-
 # --- a hand-out's record ----------------------------------------------------------------------
 def check_record(record) -> dict:
     """A hand-out's record (``handout.json``, read), checked whole: ``ValueError`` says what is
@@ -182,7 +178,7 @@ def _files(stem: str) -> tuple[dict, dict]:
 
 def ladders(v: Variant) -> dict:
     """``v``'s hint ladders, by answer name, from the ladders the workbook ships."""
-    kind = _kind(v)
+    kind = kind_of(v.STEM)
     return kind.ladders(v, *_files(kind.STEM))
 
 

@@ -14,11 +14,24 @@ Groups = tuple[tuple[str, ...], ...]
 
 
 class Choices:
-    """A mixin for a frozen dataclass of a variant's choices whose ``order`` permutes the answers
-    within each of ``GROUPS`` (the lecture's order): as JSON data and back."""
+    """A mixin for a frozen dataclass of a variant's choices of notebook ``STEM``: its ``AXES``
+    (the choices that change answers, the lecture's first) and its ``order``, which permutes the
+    answers within each of ``GROUPS`` (the lecture's order); as JSON data and back."""
 
+    STEM: ClassVar[str]
+    AXES: ClassVar[dict[str, tuple[str, ...]]]
     GROUPS: ClassVar[Groups]
     order: Groups
+
+    def chosen(self) -> dict[str, str]:
+        """The choices of ``AXES`` that are not the lecture's, by axis."""
+        picked = {axis: getattr(self, axis) for axis in self.AXES}
+        return {axis: c for axis, c in picked.items() if c != self.AXES[axis][0]}
+
+    @property
+    def answers_differ(self) -> bool:
+        """Whether some answer differs from the lecture's (sizes and order change none)."""
+        return bool(self.chosen())
 
     def _check_order(self) -> None:
         """``ValueError`` unless ``order`` is an order of ``GROUPS``."""

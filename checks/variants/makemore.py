@@ -40,7 +40,7 @@ SIZES = {"n_embd": EMBEDDINGS, "n_hidden": HIDDEN, "block_size": CONTEXTS}
 class Makemore(Choices):
     """One variant of notebook 03; the defaults are the lecture's network, the notebook as it is."""
 
-    GROUPS = GROUPS  # the lecture's order of the answers an ``order`` permutes
+    STEM, AXES, GROUPS = STEM, AXES, GROUPS  # the notebook, and its axes and groups (Choices)
 
     activation: str = "tanh"
     norm: str = "batchnorm"
@@ -63,11 +63,6 @@ class Makemore(Choices):
                 shown = ", ".join(map(str, allowed))
                 raise ValueError(f"{name} {value!r} is none of {shown} (with the loss {self.loss})")
         self._check_order()
-
-    @property
-    def answers_differ(self) -> bool:
-        """Whether some answer differs from the lecture's (sizes and order change none)."""
-        return any(getattr(self, axis) != values[0] for axis, values in AXES.items())
 
     def words(self) -> str:
         """The variant in a few words."""
@@ -204,8 +199,7 @@ def variant_checks(v: Makemore, lecture: list[str]) -> list[str]:
 def ladders(v: Makemore, lecture: dict, changed: dict) -> dict:
     """``v``'s hint ladders, by answer name: the lecture's (``lecture``), those that ``v``'s
     choices change (``changed``, by axis and choice) in their place, in ``v``'s sizes."""
-    chosen = {axis: getattr(v, axis) for axis, values in AXES.items()}
-    out = with_changes(lecture, changed, {a: c for a, c in chosen.items() if c != AXES[a][0]})
+    out = with_changes(lecture, changed, v.chosen())
     return out if same_sizes(v) else _resized_all(out, v)
 
 

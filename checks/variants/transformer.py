@@ -55,7 +55,7 @@ RMS_NAMES = {
 class Transformer(Choices):
     """One variant of notebook 05; the defaults are the lecture's network, the notebook as it is."""
 
-    GROUPS = GROUPS  # the lecture's order of the answers an ``order`` permutes
+    STEM, AXES, GROUPS = STEM, AXES, GROUPS  # the notebook, and its axes and groups (Choices)
 
     activation: str = "gelu-tanh"
     norm: str = "layernorm"
@@ -85,11 +85,6 @@ class Transformer(Choices):
     @property
     def head_size(self) -> int:
         return self.n_embd // self.n_head
-
-    @property
-    def answers_differ(self) -> bool:
-        """Whether some answer differs from the lecture's (sizes and order change none)."""
-        return any(getattr(self, axis) != values[0] for axis, values in AXES.items())
 
     @property
     def function(self) -> str:
@@ -168,5 +163,4 @@ def variant_checks(v: Transformer, lecture: list[str]) -> list[str]:
 def ladders(v: Transformer, lecture: dict, changed: dict) -> dict:
     """``v``'s hint ladders, by answer name: the lecture's (``lecture``), those that ``v``'s
     choices change (``changed``, by axis and choice) in their place."""
-    chosen = {axis: getattr(v, axis) for axis in AXES}
-    return with_changes(lecture, changed, {a: c for a, c in chosen.items() if c != AXES[a][0]})
+    return with_changes(lecture, changed, v.chosen())

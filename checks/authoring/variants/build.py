@@ -13,15 +13,14 @@ from checks.authoring.student import notebook_ladders, student_notebook
 from checks.authoring.variants import makemore, transformer
 from checks.paths import INSTALL_SOURCE, METADATA, SOLUTIONS
 from checks.session import shown_checks
-from checks.variants import Transformer, Variant, kind_of
+from checks.variants import Makemore, Transformer, Variant, kind_of
 from checks.variants.common import changes
 
-NOTEBOOK = "03-makemore-backprop"
+NOTEBOOK = Makemore.STEM
 
 
-def stem(v: Variant) -> str:
-    """The notebook ``v`` is a variant of."""
-    return transformer.STEM if isinstance(v, Transformer) else NOTEBOOK
+# the edits that make a variant's notebook, by the notebook's stem
+EDITS: dict[str, ModuleType] = {Makemore.STEM: makemore, Transformer.STEM: transformer}
 
 
 def lecture(solutions: Path = SOLUTIONS, notebook: str = NOTEBOOK) -> nbformat.NotebookNode:
@@ -33,12 +32,7 @@ def lecture(solutions: Path = SOLUTIONS, notebook: str = NOTEBOOK) -> nbformat.N
 def sources(v: Variant, solutions: Path = SOLUTIONS) -> list[str | None]:
     """The text of each cell of ``v``'s solution: the lecture's, edited for ``v`` (None: a cell
     ``v`` takes out)."""
-    return _edits(v).sources(v, [c.source for c in lecture(solutions, stem(v)).cells])
-
-
-def _edits(v: Variant) -> ModuleType:
-    """The module of the edits that make ``v``'s notebook."""
-    return transformer if isinstance(v, Transformer) else makemore
+    return EDITS[v.STEM].sources(v, [c.source for c in lecture(solutions, v.STEM).cells])
 
 
 def solution(
@@ -46,7 +40,7 @@ def solution(
 ) -> nbformat.NotebookNode:
     """``v``'s solution notebook: the lecture's when ``v`` is the default (outputs and all),
     otherwise the lecture's edited for ``v``, no outputs, ``v`` and ``seed`` in its metadata."""
-    nb = lecture(solutions, stem(v))
+    nb = lecture(solutions, v.STEM)
     if v == type(v)():
         return nb
     kept = []
@@ -55,7 +49,7 @@ def solution(
             continue  # a cell the variant takes out
         cell.source = source
         if "workbook" in cell.metadata:  # a probe's names
-            cell.metadata["workbook"] = _edits(v).renamed_metadata(cell.metadata["workbook"], v)
+            cell.metadata["workbook"] = EDITS[v.STEM].renamed_metadata(cell.metadata["workbook"], v)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
@@ -68,7 +62,7 @@ def solution(
 def checks(v: Variant, solutions: Path = SOLUTIONS) -> list[str]:
     """The names of ``v``'s checks in the order its notebook runs them: the lecture's, whose
     executed outputs name them, with each group's answers in ``v``'s order."""
-    return kind_of(stem(v)).variant_checks(v, shown_checks(lecture(solutions, stem(v)).cells))
+    return kind_of(v.STEM).variant_checks(v, shown_checks(lecture(solutions, v.STEM).cells))
 
 
 def student(
