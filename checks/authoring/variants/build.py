@@ -43,13 +43,14 @@ def solution(
     nb = lecture(solutions, v.STEM)
     if v == type(v)():
         return nb
-    kept = []
-    for cell, source in zip(nb.cells, sources(v, solutions), strict=True):
+    edits, kept = EDITS[v.STEM], []
+    texts = edits.sources(v, [c.source for c in nb.cells])  # the notebook read once
+    for cell, source in zip(nb.cells, texts, strict=True):
         if source is None:
             continue  # a cell the variant takes out
         cell.source = source
         if "workbook" in cell.metadata:  # a probe's names
-            cell.metadata["workbook"] = EDITS[v.STEM].renamed_metadata(cell.metadata["workbook"], v)
+            cell.metadata["workbook"] = edits.renamed_metadata(cell.metadata["workbook"], v)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
