@@ -28,7 +28,16 @@ variant and is left out). The variants:
   ``var_mean``, ``rsqrt``, ``addcmul``, ``log_softmax`` and ``nll_loss``, and one
   ``torch._foreach_add_`` for the update of all seven parameters; the hand-written backward also
   reuses the two batch sums it already has for ``dbngain`` and ``dbnbias``); the autograd side gets
-  the same forward pass and update, so the pair compares like with like.
+  the same forward pass and update, so the pair compares like with like;
+- ``hand, fast``: the fused step of ``tests/fast_steps.py`` (the notebook's mathematics in few
+  operations: ``addmm``, the variance from the centred rows, the fused cross-entropy made in the
+  log-softmax's storage, the fused batch-norm gradient reusing ``dbngain`` and ``dbnbias``), then
+  the notebook's update, as ``hand`` and ``autograd`` do.
+
+Then the gradients alone (no update, as a notebook compares steps): autograd's, the notebook's
+``step`` and the fused step, checked against autograd's first, timed with ``checks.cost.timings``
+and counted with ``checks.cost.tally`` (operators and the bytes they allocate), with the sentence
+``checks.cost.saving`` says of the notebook's step against the fused one.
 
 Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of
 the same initial parameters and runs a warm-up, then the variants take turns in blocks of 50 steps
@@ -46,6 +55,8 @@ absolute times across runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import linecache
 import os
 import subprocess
 import sys
@@ -71,7 +82,10 @@ from measure import (  # noqa: E402  (bench/measure.py, beside this script)
 )
 
 from checks import load_names, require, split_dataset  # noqa: E402
+from checks.cost import saving, tally, timings  # noqa: E402
 from tests import makemore  # noqa: E402
+from tests.fast_steps import autograd_step as autograd_gradients  # noqa: E402
+from tests.fast_steps import fused_step  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "03-makemore-backprop.ipynb"
 N_EMBD, BLOCK, VOCAB, LR, SEED = 10, 3, 27, 0.1, 2147483647
@@ -98,16 +112,25 @@ def notebook_step_source() -> str:
     return cells[0]
 
 
-def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Tensor]]:
-    """The notebook's step, bound to its own parameters, and the notebook's update."""
-    p = init_params(n_hidden)
+def notebook_step(source: str, where: str = str(NOTEBOOK)) -> Callable:
+    """The notebook's ``step``, defined from its cell's source (``where``: the file name its code
+    reports)."""
     scope = {"torch": torch, "F": F, "require": require, "n_embd": N_EMBD}
-    exec(compile(source, str(NOTEBOOK), "exec"), scope)
-    step, parameters = scope["step"], [p[k] for k in NAMES]
+    exec(compile(source, where, "exec"), scope)
+    return scope["step"]
+
+
+def updated(step: Callable, n_hidden: int, graph: bool = False) -> tuple[Callable, dict]:
+    """``step`` (returning the loss and the gradients) bound to its own parameters, then the
+    notebook's update; with ``graph``, the step runs with autograd on (its parameters require
+    grad)."""
+    p = init_params(n_hidden)
+    parameters = [p[k] for k in NAMES]
 
     def run(Xb, Yb):
-        with torch.no_grad():
+        with contextlib.nullcontext() if graph else torch.no_grad():
             loss, grads = step(parameters, Xb, Yb)
+        with torch.no_grad():
             for q, grad in zip(parameters, grads, strict=True):
                 q.data += -LR * grad
         return loss
@@ -115,33 +138,21 @@ def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Ten
     return run, p
 
 
+def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Tensor]]:
+    """The notebook's step, bound to its own parameters, and the notebook's update."""
+    return updated(notebook_step(source), n_hidden)
+
+
 def autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
-    """The notebook's forward pass, loss.backward(), the notebook's update."""
-    p = init_params(n_hidden)
-    C, W1, b1, W2, b2, bngain, bnbias = (p[k] for k in NAMES)
-    parameters = [p[k] for k in NAMES]
+    """The notebook's forward pass, loss.backward() (``tests/fast_steps.py``), the notebook's
+    update."""
+    return updated(autograd_gradients, n_hidden, graph=True)
 
-    def run(Xb, Yb):
-        emb = C[Xb]
-        embcat = emb.view(emb.shape[0], -1)
-        hprebn = embcat @ W1 + b1
-        bnmeani = hprebn.mean(0, keepdim=True)
-        bnvar = hprebn.var(0, keepdim=True, unbiased=True)
-        bnvar_inv = (bnvar + 1e-5) ** -0.5
-        bnraw = (hprebn - bnmeani) * bnvar_inv
-        hpreact = bngain * bnraw + bnbias
-        h = torch.tanh(hpreact)
-        logits = h @ W2 + b2
-        loss = F.cross_entropy(logits, Yb)
-        for q in parameters:
-            q.grad = None
-        loss.backward()
-        with torch.no_grad():
-            for q in parameters:
-                q.data += -LR * q.grad
-        return loss
 
-    return run, p
+def fast_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
+    """The fused step (``tests/fast_steps.py``: the notebook's mathematics made fast), then the
+    notebook's update."""
+    return updated(fused_step, n_hidden)
 
 
 def tuned_forward(p: dict[str, torch.Tensor], Xb: torch.Tensor):
@@ -218,6 +229,7 @@ def tuned_autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor
 VARIANTS = {
     "hand": lambda h, src: hand_step(h, src),
     "autograd": lambda h, src: autograd_step(h),
+    "hand, fast": lambda h, src: fast_step(h),
     "hand, tuned": lambda h, src: tuned_hand_step(h),
     "autograd, tuned": lambda h, src: tuned_autograd_step(h),
 }
@@ -282,11 +294,78 @@ def step_table(results: list[tuple[int, int, dict]]) -> str:
             f"  batch {batch:3d} / hidden {hidden:3d}:  "
             f"notebook's step {med['hand'] / med['autograd']:.2f}x "
             f"({ops['hand']} vs {ops['autograd']} ops)   "
+            f"fast {med['hand, fast'] / med['autograd']:.2f}x ({ops['hand, fast']} ops)   "
             f"tuned {med['hand, tuned'] / med['autograd, tuned']:.2f}x "
             f"({ops['hand, tuned']} vs {ops['autograd, tuned']} ops)   "
             "largest difference between the variants' parameters after one step: "
             f"{r['maxdiff']:.1e}"
         )
+    return "\n".join(lines)
+
+
+def gradients_alone(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> dict:
+    """The gradients without the update, as the notebook's exercises compare them: autograd's
+    (the notebook's forward pass and ``loss.backward()``), the notebook's ``step`` and the fused
+    step, on the same minibatches (``checks.cost``: medians of interleaved blocks, operators and
+    bytes allocated per step). The fused step's gradients are checked against autograd's first."""
+    g = torch.Generator().manual_seed(43)
+    ix = torch.randint(0, Xtr.shape[0], (batch,), generator=g)
+    Xb, Yb = Xtr[ix], Ytr[ix]
+    p = init_params(n_hidden)
+    leaves = [p[k] for k in NAMES]
+    net = [t.detach().clone() for t in leaves]
+    where = f"<{NOTEBOOK.name}: step>"  # in linecache, as IPython keeps a cell: its names read
+    linecache.cache[where] = (len(source), None, source.splitlines(keepends=True), where)
+    steps_by_name = {
+        "autograd": autograd_gradients,
+        "notebook's step": notebook_step(source, where),
+    }
+    steps_by_name["fused step"] = fused_step
+    expected = [t.clone() for t in autograd_gradients(leaves, Xb, Yb)[1]]
+    with torch.no_grad():
+        for name in ("notebook's step", "fused step"):
+            got = steps_by_name[name](net, Xb, Yb)[1]
+            pairs = zip(got, expected, strict=True)
+            if not all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in pairs):
+                raise SystemExit(f"the {name}'s gradients differ from autograd's: nothing timed")
+
+    def call(name):
+        f, args = steps_by_name[name], (leaves if name == "autograd" else net, Xb, Yb)
+        if name == "autograd":
+            return lambda: f(*args)
+
+        def no_grad():
+            with torch.no_grad():
+                f(*args)
+
+        return no_grad
+
+    per_block = 50
+    seconds = timings(
+        {name: call(name) for name in steps_by_name}, per_block, max(1, steps // per_block), 50
+    )
+    with torch.no_grad():
+        costs = {n: tally(f, net, Xb, Yb) for n, f in steps_by_name.items() if n != "autograd"}
+    costs["autograd"] = tally(autograd_gradients, leaves, Xb, Yb)
+    return {"seconds": seconds, "costs": costs}
+
+
+def gradients_table(results: list[tuple[int, int, dict]]) -> str:
+    head = (
+        f"{'batch':>5s} {'hidden':>6s}  {'gradients by':16s} {'median µs':>10s} {'ops':>4s} "
+        f"{'kB allocated':>13s} {'/ autograd':>11s}"
+    )
+    lines = [head, "-" * len(head)]
+    for batch, hidden, r in results:
+        base = r["seconds"]["autograd"]
+        for name, sec in r["seconds"].items():
+            cost = r["costs"][name]
+            lines.append(
+                f"{batch:5d} {hidden:6d}  {name:16s} {sec * 1e6:10.1f} {cost.count:4d} "
+                f"{cost.nbytes / 1e3:13.1f} {sec / base:10.2f}x"
+            )
+        said = saving(r["costs"]["notebook's step"], r["costs"]["fused step"], "the fused step")
+        lines += [f"  the notebook's step against the fused one: {said}", ""]
     return "\n".join(lines)
 
 
@@ -422,6 +501,12 @@ def main() -> None:
     print("one training step (forward, backward, update), microseconds per step:")
     print(step_table(results))
     print()
+    gradients = [
+        (batch, hidden, gradients_alone(batch, hidden, steps, source, split.Xtr, split.Ytr))
+        for batch, hidden in [(32, 200), (512, 256)]
+    ]
+    print("the gradients alone (forward and backward, no update: checks.cost):")
+    print(gradients_table(gradients))
     print("where the notebook's step spends time it need not (medians):")
     print(where_the_notebook_step_loses(300 if args.quick else 3000))
     print()

@@ -1,0 +1,242 @@
+"""What a step costs: the tensor operations it dispatches, the bytes those operations allocate, and
+its time against other steps on the same minibatches; and where a leaner step saves.
+
+A step is any function of tensors (a learner's ``step(net, Xb, Yb)``, autograd's forward and
+``loss.backward()``). :func:`tally` runs it once under a ``TorchDispatchMode``: every ATen operator
+that reaches the dispatcher counts (those the autograd engine runs during ``backward()`` too, and
+views such as ``.T``), and so does every new storage an operator returns (a view or an in-place
+operator allocates none). Each operator is put down to the statement of the step that dispatched
+it, under the names that statement assigns, so that :func:`saving` can say which intermediates
+cost the most that a leaner step never builds. :func:`timings` gives median times per call, the
+calls taking turns in blocks so that a change in the machine's load hits them all.
+
+Results are data (:class:`Cost`, :class:`Part`); :func:`saving` turns two of them into one sentence.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import statistics
+import sys
+import textwrap
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import CodeType
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+__all__ = ["Cost", "Part", "saving", "tally", "timings"]
+
+OUTSIDE = ""  # the part of operators no statement of the step dispatched (none, usually)
+
+
+@dataclass(frozen=True)
+class Part:
+    """The operators one statement of a step dispatched (``name``: what it assigns, joined with
+    ", ", or ``line N`` where it assigns no name), and the bytes they allocated."""
+
+    name: str
+    ops: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One call of a step: its operators by kind, the bytes they allocated, and its parts,
+    costliest first."""
+
+    ops: Counter
+    nbytes: int
+    parts: tuple[Part, ...]
+
+    @property
+    def count(self) -> int:
+        """The number of operators dispatched."""
+        return sum(self.ops.values())
+
+    def part(self, name: str) -> Part | None:
+        """The part that assigns ``name`` (alone or with other names), if any."""
+        return next((p for p in self.parts if name in p.name.split(", ")), None)
+
+
+class _Tally(TorchDispatchMode):
+    """Counts operators and new storages, each under the line of ``code`` that dispatched it."""
+
+    def __init__(self, code: CodeType | None) -> None:
+        super().__init__()
+        self.code = code
+        self.ops: Counter = Counter()
+        self.lines: Counter = Counter()
+        self.nbytes: Counter = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        line = self._line()
+        self.ops[str(func.overloadpacket)] += 1
+        self.lines[line] += 1
+        self.nbytes[line] += _new_bytes((args, kwargs), out)
+        return out
+
+    def _line(self) -> int | None:
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code is not self.code:
+            frame = frame.f_back
+        return None if frame is None else frame.f_lineno
+
+
+def _storages(tree: object) -> dict[int, int]:
+    """The storages of the tensors in ``tree``: their addresses and sizes."""
+    leaves, _ = tree_flatten(tree)
+    found = {}
+    for t in leaves:
+        if isinstance(t, torch.Tensor) and t.layout == torch.strided:
+            storage = t.untyped_storage()
+            found[storage.data_ptr()] = storage.nbytes()
+    return found
+
+
+def _new_bytes(inputs: object, out: object) -> int:
+    """The bytes of the storages ``out`` holds that none of ``inputs`` does."""
+    old = _storages(inputs)
+    return sum(n for ptr, n in _storages(out).items() if ptr not in old)
+
+
+def tally(step: Callable, *args: object) -> Cost:
+    """Run ``step(*args)`` once and return what it cost."""
+    code = getattr(inspect.unwrap(step), "__code__", None)
+    counter = _Tally(code)
+    with counter:
+        step(*args)
+    names = _assigned_names(step)
+    parts: Counter = Counter()
+    nbytes: Counter = Counter()
+    for line, n in counter.lines.items():
+        key = OUTSIDE if line is None else names.get(line, f"line {line}")
+        parts[key] += n
+        nbytes[key] += counter.nbytes[line]
+    ordered = sorted(parts, key=lambda k: (-nbytes[k], -parts[k], k))
+    return Cost(
+        ops=counter.ops,
+        nbytes=sum(nbytes.values()),
+        parts=tuple(Part(k, parts[k], nbytes[k]) for k in ordered),
+    )
+
+
+def _assigned_names(step: Callable) -> dict[int, str]:
+    """Each line of ``step``'s source: the names its statement assigns (every line of a statement
+    that spans several), as far as the source can be read."""
+    try:
+        lines, first = inspect.getsourcelines(inspect.unwrap(step))
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue  # the def line itself (a decorator's work) keeps its number
+        if not isinstance(node, ast.stmt):
+            continue
+        names = _targets(node)
+        if names:
+            for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                found.setdefault(n + first - 1, ", ".join(names))
+    return found
+
+
+def _targets(stmt: ast.stmt) -> list[str]:
+    """The names a statement binds or changes in place (``x += ...``, ``x[i] -= 1``,
+    ``x.add_(...)``), in order, each once."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AugAssign | ast.AnnAssign):
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        targets = [_receiver(stmt.value)]
+    else:
+        return []
+    names: list[str] = []
+    for target in targets:
+        for node in ast.walk(target) if target is not None else ():
+            if isinstance(node, ast.Name) and node.id not in names:
+                names.append(node.id)
+                break
+            if isinstance(node, ast.Tuple | ast.List):
+                names += [e.id for e in node.elts if isinstance(e, ast.Name) and e.id not in names]
+                break
+    return names
+
+
+def _receiver(call: ast.Call) -> ast.expr | None:
+    """``x`` of ``x.method_(...)`` (an in-place method, its name ending in one underscore)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.endswith("__"):
+        return func.value
+    return None
+
+
+def timings(
+    calls: dict[str, Callable[[], object]], per_block: int = 20, blocks: int = 10, warmup: int = 5
+) -> dict[str, float]:
+    """The median time of each call, in seconds: after ``warmup`` calls of each, the calls take
+    turns in ``blocks`` blocks of ``per_block``, each call timed on its own."""
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    times: dict[str, list[int]] = {name: [] for name in calls}
+    for _ in range(blocks):
+        for name, call in calls.items():
+            for _ in range(per_block):
+                start = time.perf_counter_ns()
+                call()
+                times[name].append(time.perf_counter_ns() - start)
+    return {name: statistics.median(ts) / 1e9 for name, ts in times.items()}
+
+
+def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str | None:
+    """One sentence naming the biggest saving ``mine`` has left against ``leaner``, in operators:
+    the intermediates it builds that ``leaner`` never assigns (the costliest three named), or the
+    intermediate that takes the most operators more than ``leaner``'s of the same name; None
+    where it has neither."""
+    built = {n for p in leaner.parts for n in p.name.split(", ")}
+    named = [p for p in mine.parts if p.name != OUTSIDE and not p.name.startswith("line ")]
+    extra = [p for p in named if not set(p.name.split(", ")) & built and (p.ops or p.nbytes)]
+    worse = [(p, leaner.part(p.name.split(", ")[0])) for p in named]
+    worse = [(p, q) for p, q in worse if q is not None and p.ops > q.ops]
+    most = max(
+        worse, key=lambda pq: (pq[0].ops - pq[1].ops, pq[0].nbytes - pq[1].nbytes), default=None
+    )
+    if most and most[0].ops - most[1].ops > sum(p.ops for p in extra):
+        p, q = most
+        return f"your `{p.name}` takes {_count(p.ops, 'operation')} where {whose} takes {q.ops}."
+    if not extra:
+        return None
+    top = extra[:3]
+    names = _listed([f"`{n}`" for p in top for n in p.name.split(", ")])
+    ops, nbytes = sum(p.ops for p in top), sum(p.nbytes for p in top)
+    return (
+        f"your step builds {names} ({_count(ops, 'operation')}, {_size(nbytes)}) that "
+        f"{whose} never needs."
+    )
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _size(nbytes: int) -> str:
+    """Bytes as a reader says them: 840 bytes, 25.6 kB, 3.1 MB."""
+    if nbytes < 1000:
+        return _count(nbytes, "byte")
+    for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9)):
+        if nbytes < 1000 * scale or unit == "GB":
+            return f"{nbytes / scale:.1f} {unit}"
+    raise AssertionError("unreachable")
