@@ -22,19 +22,24 @@ One *step* is the forward pass (``gpt_forward`` and ``gpt_loss``), the backward 
 update (``learning_rate`` and the notebook's ``adamw`` for every parameter, as in its
 ``train_by_hand``) on one minibatch drawn beforehand. The minibatches are drawn as the notebook
 draws them: from the generator seeded with the notebook's seed, after ``init_gpt(2, ...)`` has
-drawn the initial parameters from it; both variants start from copies of those parameters and see
+drawn the initial parameters from it; every variant starts from copies of those parameters and sees
 the same minibatches in the same order. The variants:
 
 - ``hand``: everything under ``torch.no_grad()``, the gradients from ``gpt_backward``;
 - ``autograd``: the parameters require grad, ``p.grad = None``, ``loss.backward()``, the gradients
   from ``p.grad``; the same update (each new parameter from ``adamw`` is made a leaf that requires
   grad again with ``requires_grad_()``, which is no ATen operator). The notebook's own autograd run
-  uses ``torch.optim.AdamW`` instead; here both variants share the update, so the ratio compares
-  the backward passes.
+  uses ``torch.optim.AdamW`` instead; here the variants share the update, so the ratio compares
+  the forward and backward passes;
+- ``hand, fast``: ``gpt_forward_fast`` and ``gpt_backward_fast`` of ``tests/fast_gpt.py`` (the
+  forward pass keeps what the backward pass needs, the attention probabilities and the GELU's
+  sigmoid among them; the backward pass recomputes none of it), the notebook's ``gpt_loss`` and
+  the same update.
 
-Before any timing the two variants take one step from the same start on the first minibatch: their
-gradients are compared with ``torch.allclose`` and the largest difference is printed, and so is the
-largest difference of the parameters after the update. If the gradients disagree, nothing is timed.
+Before any timing each hand variant takes one step beside autograd from the same start on the
+first minibatch: their gradients are compared as ``checks.cmp`` compares them (``close_enough``:
+allclose, or within float rounding) and the largest difference is printed, and so is the largest
+difference of the parameters after the update. If the gradients disagree, nothing is timed.
 
 Timing and counting as in ``bench_train.py`` (``CountOps``, ``percentile`` and ``op_breakdown``
 from ``bench/measure.py``): the same ``torch.set_num_threads`` for both variants, a warm-up,
@@ -69,6 +74,9 @@ sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
 from measure import CountOps, header, op_breakdown, percentile  # noqa: E402  (bench/measure.py)
 
 from checks import load_names, require, setting, split_dataset  # noqa: E402
+from checks.compare import close_enough  # noqa: E402
+from checks.tolerances import ATOL, RTOL  # noqa: E402
+from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "05-transformer-backprop.ipynb"
 FUNCTIONS = {
@@ -162,8 +170,9 @@ def start_and_minibatches(nb: dict) -> tuple[dict[str, torch.Tensor], list]:
 class Variant:
     """One step in three phases: forward(X, Y) -> state, backward(state) -> grads, update(grads)."""
 
-    def __init__(self, nb: dict, start: dict[str, torch.Tensor], horizon: int, autograd: bool):
-        self.nb, self.autograd, self.horizon, self.t = nb, autograd, horizon, 0
+    def __init__(self, nb: dict, start: dict[str, torch.Tensor], horizon: int, kind: str):
+        autograd = kind == "autograd"
+        self.nb, self.kind, self.autograd, self.horizon, self.t = nb, kind, autograd, horizon, 0
         self.params = {name: p.clone().requires_grad_(autograd) for name, p in start.items()}
         self.moments = {
             name: (torch.zeros_like(p), torch.zeros_like(p)) for name, p in start.items()
@@ -175,7 +184,10 @@ class Variant:
             logits, _ = gpt_forward(self.params, X)
             return gpt_loss(logits, Y)
         with torch.no_grad():
-            logits, cache = gpt_forward(self.params, X)
+            if self.kind == "fast":
+                logits, cache = gpt_forward_fast(self.params, X, self.nb["n_head"])
+            else:
+                logits, cache = gpt_forward(self.params, X)
             return X, Y, logits, cache, gpt_loss(logits, Y)
 
     def backward(self, state) -> dict[str, torch.Tensor]:
@@ -185,8 +197,9 @@ class Variant:
             state.backward()
             return {name: p.grad for name, p in self.params.items()}
         X, Y, logits, cache, _ = state
+        backward = gpt_backward_fast if self.kind == "fast" else self.nb["gpt_backward"]
         with torch.no_grad():
-            return self.nb["gpt_backward"](self.params, X, Y, logits, cache)
+            return backward(self.params, X, Y, logits, cache)
 
     def update(self, grads: dict[str, torch.Tensor]) -> None:
         """The loop of the notebook's train_by_hand: learning_rate, then adamw for every tensor."""
@@ -207,17 +220,19 @@ class Variant:
         self.update(self.backward(self.forward(X, Y)))
 
 
-VARIANTS = {"hand": False, "autograd": True}
+VARIANTS = {"hand": "hand", "autograd": "autograd", "hand, fast": "fast"}
 
 
 # ---------------------------------------------------------------- measuring
 
 
-def check_gradients(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> tuple[bool, str]:
-    """One step of both variants from the same start: do the gradients agree, and by how much."""
-    hand, auto = (Variant(nb, start, 1, autograd) for autograd in VARIANTS.values())
+def check_gradients(nb: dict, start: dict, X, Y, kind: str) -> tuple[bool, str]:
+    """One step of a hand variant (``kind``) and of autograd from the same start: do the
+    gradients agree, and by how much."""
+    hand, auto = Variant(nb, start, 1, kind), Variant(nb, start, 1, "autograd")
     g_hand, g_auto = hand.backward(hand.forward(X, Y)), auto.backward(auto.forward(X, Y))
-    close = all(torch.allclose(g_hand[k], g_auto[k]) for k in start)
+    # the workbook's own judgement, as cmp would give it: allclose, or within float rounding
+    close = all(close_enough(g_hand[k], g_auto[k], RTOL, ATOL) for k in start)
     diff = {k: (g_hand[k] - g_auto[k]).abs().max().item() for k in start}
     worst = max(diff, key=diff.get)
     scale = max(g_auto[k].abs().max().item() for k in start)
@@ -226,9 +241,10 @@ def check_gradients(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> 
     after = max((hand.params[k] - auto.params[k]).abs().max().item() for k in start)
     n_targets = int((Y >= 0).sum())
     return close, (
-        f"gradients on the first minibatch ({len(X)} names, {n_targets} targets), hand against "
-        f"autograd: torch.allclose for all {len(start)} tensors: {close}; largest difference "
-        f"{diff[worst]:.1e} (in {worst}; the largest gradient entry is {scale:.1e}); "
+        f"gradients on the first minibatch ({len(X)} names, {n_targets} targets), {kind} against "
+        f"autograd: right for all {len(start)} tensors (as checks.cmp judges): {close}; "
+        f"largest difference {diff[worst]:.1e} (in {worst}; the largest gradient entry is "
+        f"{scale:.1e}); "
         f"parameters after the update differ by at most {after:.1e} (AdamW's first step is "
         f"about lr * g / (|g| + eps): on gradient entries near eps, rounding shows)"
     )
@@ -237,8 +253,8 @@ def check_gradients(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> 
 def count_phases(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> dict[str, dict]:
     """Per variant and phase, the ATen operators of one step from the start."""
     ops = {}
-    for name, autograd in VARIANTS.items():
-        variant, phases = Variant(nb, start, 1, autograd), {}
+    for name, kind in VARIANTS.items():
+        variant, phases = Variant(nb, start, 1, kind), {}
         with CountOps() as counter:
             state = variant.forward(X, Y)
         phases["forward"] = counter.ops
@@ -255,7 +271,7 @@ def count_phases(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> dic
 def time_steps(nb: dict, start: dict, batches: list, steps: int, warmup: int) -> dict:
     """Interleaved blocks of BLOCK_STEPS steps; each variant walks the same minibatches in order."""
     horizon = warmup + steps + BLOCK_STEPS
-    variants = {name: Variant(nb, start, horizon, autograd) for name, autograd in VARIANTS.items()}
+    variants = {name: Variant(nb, start, horizon, kind) for name, kind in VARIANTS.items()}
     for variant in variants.values():
         for X, Y in batches[:warmup]:
             variant.step(X, Y)
@@ -272,7 +288,7 @@ def time_steps(nb: dict, start: dict, batches: list, steps: int, warmup: int) ->
 
 def step_table(times: dict[str, list[int]], ops: dict[str, dict]) -> str:
     head = (
-        f"{'variant':10s} {'median µs':>10s} {'p10 µs':>9s} {'p90 µs':>9s} {'ratio':>6s} "
+        f"{'variant':11s} {'median µs':>10s} {'p10 µs':>9s} {'p90 µs':>9s} {'ratio':>6s} "
         f"{'steps':>6s} {'ops':>5s} {'forward':>8s} {'backward':>9s} {'update':>7s}"
     )
     lines = [head, "-" * len(head)]
@@ -280,7 +296,7 @@ def step_table(times: dict[str, list[int]], ops: dict[str, dict]) -> str:
     for name, ts in times.items():
         n = {phase: sum(ops[name][phase].values()) for phase in PHASES}
         lines.append(
-            f"{name:10s} {percentile(ts, 50):10.1f} {percentile(ts, 10):9.1f} "
+            f"{name:11s} {percentile(ts, 50):10.1f} {percentile(ts, 10):9.1f} "
             f"{percentile(ts, 90):9.1f} {percentile(ts, 50) / base:5.2f}x {len(ts):6d} "
             f"{sum(n.values()):5d} {n['forward']:8d} {n['backward']:9d} {n['update']:7d}"
         )
@@ -315,10 +331,11 @@ def main() -> None:
         f"n_embd {nb['n_embd']}, {nb['n_head']} heads, {n_params:,} parameters, "
         f"minibatches of {nb['train_names']} names"
     )
-    close, report = check_gradients(nb, start, X0, Y0)
-    print(report)
-    if not close:
-        raise SystemExit("the hand-written gradients disagree with autograd's: nothing timed")
+    for kind in ("hand", "fast"):
+        close, report = check_gradients(nb, start, X0, Y0, kind)
+        print(report)
+        if not close:
+            raise SystemExit(f"the {kind} gradients disagree with autograd's: nothing timed")
     ops = count_phases(nb, start, X0, Y0)
     times = time_steps(nb, start, batches, steps, warmup)
     print()
@@ -329,7 +346,7 @@ def main() -> None:
     )
     print(step_table(times, ops))
     print()
-    print("operators per step, both variants (TorchDispatchMode):")
+    print("operators per step, every variant (TorchDispatchMode):")
     print(op_breakdown({name: sum(phases.values(), Counter()) for name, phases in ops.items()}))
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

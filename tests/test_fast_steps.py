@@ -1,0 +1,81 @@
+"""The fast hand-written steps (tests/fast_steps.py, tests/fast_gpt.py) give autograd's gradients:
+notebook 05's GPT against PyTorch's own layer norm, causal attention and GELU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast
+
+VOCAB, BLOCK = 27, 16
+
+
+def gpt_params(n_layer: int, C: int, dtype: torch.dtype, seed: int) -> dict[str, torch.Tensor]:
+    """Parameters of notebook 05's shapes, drawn from one generator."""
+    g = torch.Generator().manual_seed(seed)
+
+    def randn(*shape, std=0.3):
+        return torch.randn(shape, generator=g, dtype=dtype) * std
+
+    p = {"wte": randn(VOCAB, C), "wpe": randn(BLOCK, C)}
+    for i in range(n_layer):
+        p[f"ln1_w{i}"], p[f"ln1_b{i}"] = 1 + randn(C, std=0.1), randn(C, std=0.1)
+        p[f"W_attn{i}"], p[f"b_attn{i}"] = randn(C, 3 * C, std=C**-0.5), randn(3 * C, std=0.1)
+        p[f"W_aproj{i}"], p[f"b_aproj{i}"] = randn(C, C, std=C**-0.5), randn(C, std=0.1)
+        p[f"ln2_w{i}"], p[f"ln2_b{i}"] = 1 + randn(C, std=0.1), randn(C, std=0.1)
+        p[f"W_fc{i}"], p[f"b_fc{i}"] = randn(C, 4 * C, std=C**-0.5), randn(4 * C, std=0.1)
+        p[f"W_mproj{i}"], p[f"b_mproj{i}"] = randn(4 * C, C, std=0.1), randn(C, std=0.1)
+    p["lnf_w"], p["lnf_b"] = 1 + randn(C, std=0.1), randn(C, std=0.1)
+    p["W_head"] = randn(C, VOCAB, std=0.1)
+    return p
+
+
+def builtin_loss(p, X, Y, n_head: int) -> torch.Tensor:
+    """The same GPT from PyTorch's layer_norm, scaled_dot_product_attention and gelu."""
+    B, T = X.shape
+    C = p["wte"].shape[1]
+    x = p["wte"][X] + p["wpe"][:T]
+    for i in range(sum(name.startswith("W_attn") for name in p)):
+        a = F.layer_norm(x, (C,), p[f"ln1_w{i}"], p[f"ln1_b{i}"])
+        qkv = (a @ p[f"W_attn{i}"] + p[f"b_attn{i}"]).split(C, -1)
+        q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in qkv)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)
+        x = x + y.reshape(B, T, C) @ p[f"W_aproj{i}"] + p[f"b_aproj{i}"]
+        m = F.layer_norm(x, (C,), p[f"ln2_w{i}"], p[f"ln2_b{i}"])
+        h = F.gelu(m @ p[f"W_fc{i}"] + p[f"b_fc{i}"], approximate="tanh")
+        x = x + h @ p[f"W_mproj{i}"] + p[f"b_mproj{i}"]
+    f = F.layer_norm(x, (C,), p["lnf_w"], p["lnf_b"])
+    return F.cross_entropy((f @ p["W_head"]).view(-1, VOCAB), Y.view(-1), ignore_index=-1)
+
+
+def names(B: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """B padded names: tokens, and targets that are -1 after each name's end."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randint(1, VOCAB, (B, BLOCK), generator=g)
+    Y = torch.roll(X, -1, 1)
+    for row, length in enumerate(torch.randint(3, BLOCK, (B,), generator=g).tolist()):
+        Y[row, length:] = -1
+        X[row, length + 1 :] = 0
+    return X, Y
+
+
+@pytest.mark.parametrize(
+    "n_layer, C, n_head, dtype",
+    [(2, 36, 4, torch.float64), (1, 30, 5, torch.float32), (3, 48, 6, torch.float32)],
+)
+def test_the_fast_gpt_step_gives_autograds_loss_and_gradients(n_layer, C, n_head, dtype):
+    p = gpt_params(n_layer, C, dtype, seed=C)
+    X, Y = names(8, seed=n_layer)
+    leaves = {k: t.clone().requires_grad_() for k, t in p.items()}
+    loss = builtin_loss(leaves, X, Y, n_head)
+    loss.backward()
+    with torch.no_grad():
+        logits, cache = gpt_forward_fast(p, X, n_head)
+        fast_loss = F.cross_entropy(logits, Y.view(-1), ignore_index=-1)
+        grads = gpt_backward_fast(p, X, Y, logits, cache)
+    torch.testing.assert_close(fast_loss, loss.detach())
+    assert list(grads) == list(p)
+    for name, t in leaves.items():
+        torch.testing.assert_close(grads[name], t.grad, rtol=1e-4, atol=1e-6, msg=name)
