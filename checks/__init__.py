@@ -39,6 +39,7 @@ _WHERE = {
     "adamw_slips": "checks.optim",
     **dict.fromkeys(["drawn", "setting"], "checks.inputs"),
     "training": "checks.loops",
+    "race": "checks.race",
     "variant": "checks.variants",
     **dict.fromkeys(["check_numeric", "numgrad"], "checks.numeric"),
     **dict.fromkeys(["NotWritten", "WrongDtype", "require"], "checks.placeholders"),
@@ -58,6 +59,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "race",
     "DATA_DIR",
     "MISTAKES",
     "NAMES_SHA256",

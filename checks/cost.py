@@ -33,6 +33,9 @@ from torch.utils._pytree import tree_flatten
 __all__ = ["Cost", "Part", "saving", "tally", "timings"]
 
 OUTSIDE = ""  # the part of operators no statement of the step dispatched (none, usually)
+# saving() compares names only with a leaner step whose operators are nearly all put down to
+# named statements (not hidden in a helper it calls, say)
+NAMED_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,9 @@ def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str 
     """One sentence naming the biggest saving ``mine`` has left against ``leaner``, in operators:
     the intermediates it builds that ``leaner`` never assigns (the costliest three named), or the
     intermediate that takes the most operators more than ``leaner``'s of the same name; None
-    where it has neither."""
+    where it has neither, or where ``leaner``'s operators are not known by name."""
+    if _named_share(leaner) < NAMED_SHARE:
+        return None  # what the leaner step builds is not known by name: nothing to compare
     built = {n for p in leaner.parts for n in p.name.split(", ")}
     named = [p for p in mine.parts if p.name != OUTSIDE and not p.name.startswith("line ")]
     extra = [p for p in named if not set(p.name.split(", ")) & built and (p.ops or p.nbytes)]
@@ -222,6 +227,12 @@ def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str 
         f"your step builds {names} ({_count(ops, 'operation')}, {_size(nbytes)}) that "
         f"{whose} never needs."
     )
+
+
+def _named_share(cost: Cost) -> float:
+    """The share of ``cost``'s operators put down to statements that assign a name."""
+    named = sum(p.ops for p in cost.parts if p.name != OUTSIDE and not p.name.startswith("line "))
+    return named / max(1, cost.count)
 
 
 def _listed(items: list[str]) -> str:

@@ -10,35 +10,10 @@ from __future__ import annotations
 
 from checks import hints, kernel, session
 from checks.render.draw import Drawing, makemore_graph
-from checks.render.html import COLOURS, TODO, code_html, esc
+from checks.render.html import COLOURS, TABLE, TODO, code_html, esc, td, th, tr
 from checks.verdict import Result
 
 __all__ = ["Summary", "summary"]
-
-# The summary table's look, all inline. JupyterLab's stylesheet styles a bare table in an output
-# (cells right-aligned, a rule under the head, bold headers, striped rows); VS Code and Colab do
-# not, so every cell says its alignment, padding and border, and every row its background. Greys
-# with alpha read on light and dark themes alike.
-_RULE = "rgba(128,128,128,0.55)"  # under the head
-_STRIPE = "rgba(128,128,128,0.10)"  # every second row, as JupyterLab stripes them
-_TABLE = "border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;text-align:left"
-_CELL = "padding:0.5em;border:none;line-height:normal"
-
-
-def _th(text: str, align: str = "left") -> str:
-    return (
-        f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{_CELL};"
-        f"border-bottom:1px solid {_RULE}'>{text}</th>"
-    )
-
-
-def _td(content: str, align: str = "left", style: str = "") -> str:
-    return f"<td style='text-align:{align};vertical-align:middle;{_CELL}{style}'>{content}</td>"
-
-
-def _tr(k: int, cells: str) -> str:
-    """Row ``k`` (from 0) of the body: the first, third... plain, the others striped."""
-    return f"<tr style='background:{_STRIPE if k % 2 else 'transparent'}'>{cells}</tr>"
 
 
 class Summary:
@@ -84,36 +59,36 @@ class Summary:
             md = "" if r.maxdiff is None else f"{r.maxdiff:.2g}"
             text = r.hint if not r.ok else "; ".join(f"{n.word}: {n.text}" for n in r.notes)
             rows.append(
-                _td(f"<code>{esc(r.name)}</code>")
-                + _td(
+                td(f"<code>{esc(r.name)}</code>")
+                + td(
                     f"{_mark(r)} {esc(_status(r))}",
                     style=f";white-space:nowrap;color:{colour};font-weight:bold",
                 )
-                + _td(md, "right")
-                + _td(str(tries), "right")
-                + _td(_hints(r), "right")
-                + _td(code_html(text or ""))
+                + td(md, "right")
+                + td(str(tries), "right")
+                + td(_hints(r), "right")
+                + td(code_html(text or ""))
             )
         for n in self.unreached:
             rows.append(
-                _td(f"<code>{esc(n)}</code>")
-                + _td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
-                + _td("", "right")
-                + _td("0", "right")
-                + _td("", "right")
-                + _td("")
+                td(f"<code>{esc(n)}</code>")
+                + td("· not run yet", style=f";white-space:nowrap;color:{TODO}")
+                + td("", "right")
+                + td("0", "right")
+                + td("", "right")
+                + td("")
             )
         head = (
-            _th("check")
-            + _th("status")
-            + _th("maxdiff", "right")
-            + _th("tries", "right")
-            + _th("hints", "right")
-            + _th("hint")
+            th("check")
+            + th("status")
+            + th("maxdiff", "right")
+            + th("tries", "right")
+            + th("hints", "right")
+            + th("hint")
         )
-        body = "".join(_tr(k, row) for k, row in enumerate(rows))
+        body = "".join(tr(k, row) for k, row in enumerate(rows))
         return (
-            f"<table style='{_TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
+            f"<table style='{TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
             f"</thead><tbody>{body}</tbody></table>"
             f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map()
         )

@@ -135,6 +135,17 @@ def test_the_saving_names_a_loop_where_the_solution_takes_one_operation(batch):
     assert int(sentence.split()[3]) > 96 * 2  # an index and an add per row, at least
 
 
+def test_no_saving_is_named_against_a_step_whose_work_hides_in_a_helper(batch):
+    net, Xb, Yb = batch
+
+    def step_fast(net, Xb, Yb):
+        return fused_step(net, Xb, Yb)  # its statements are fused_step's, not named here
+
+    with torch.no_grad():
+        mine, hidden = tally(chained_step, net, Xb, Yb), tally(step_fast, net, Xb, Yb)
+    assert saving(mine, hidden) is None
+
+
 def test_a_step_as_lean_as_the_solution_has_no_saving_left(batch):
     net, Xb, Yb = batch
     with torch.no_grad():

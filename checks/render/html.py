@@ -49,3 +49,31 @@ def code_html(text: str) -> str:
 def bold(colour: str, text: str) -> str:
     """``text`` (already HTML) in bold, in ``colour``."""
     return f"<span style='color:{colour};font-weight:bold'>{text}</span>"
+
+
+# A table's look, all inline. JupyterLab's stylesheet styles a bare table in an output (cells
+# right-aligned, a rule under the head, bold headers, striped rows); VS Code and Colab do not, so
+# every cell says its alignment, padding and border, and every row its background. Greys with
+# alpha read on light and dark themes alike.
+RULE = "rgba(128,128,128,0.55)"  # under the head
+STRIPE = "rgba(128,128,128,0.10)"  # every second row, as JupyterLab stripes them
+TABLE = "border-collapse:collapse;border-spacing:0;border:none;margin:0 0 0.5em 0;text-align:left"
+CELL = "padding:0.5em;border:none;line-height:normal"
+
+
+def th(text: str, align: str = "left") -> str:
+    """A header cell, ruled below."""
+    return (
+        f"<th style='text-align:{align};font-weight:bold;vertical-align:bottom;{CELL};"
+        f"border-bottom:1px solid {RULE}'>{text}</th>"
+    )
+
+
+def td(content: str, align: str = "left", style: str = "") -> str:
+    """A body cell."""
+    return f"<td style='text-align:{align};vertical-align:middle;{CELL}{style}'>{content}</td>"
+
+
+def tr(k: int, cells: str) -> str:
+    """Row ``k`` (from 0) of the body: the first, third... plain, the others striped."""
+    return f"<tr style='background:{STRIPE if k % 2 else 'transparent'}'>{cells}</tr>"
