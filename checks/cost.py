@@ -30,6 +30,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from checks.parsing import parse
+
 __all__ = ["Cost", "Part", "saving", "tally", "timings"]
 
 OUTSIDE = ""  # the part of operators no statement of the step dispatched (none, usually)
@@ -135,7 +137,7 @@ def _assigned_names(step: Callable) -> dict[int, str]:
     that spans several), as far as the source can be read."""
     try:
         lines, first = inspect.getsourcelines(inspect.unwrap(step))
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return {}
     found: dict[int, str] = {}
