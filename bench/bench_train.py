@@ -82,7 +82,9 @@ from measure import (  # noqa: E402  (bench/measure.py, beside this script)
 )
 
 from checks import load_names, require, split_dataset  # noqa: E402
+from checks.compare import close_enough  # noqa: E402
 from checks.cost import saving, tally, timings  # noqa: E402
+from checks.tolerances import ATOL, RTOL  # noqa: E402
 from tests import makemore  # noqa: E402
 from tests.fast_steps import autograd_step as autograd_gradients  # noqa: E402
 from tests.fast_steps import fused_step  # noqa: E402
@@ -319,14 +321,14 @@ def gradients_alone(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr
     steps_by_name = {
         "autograd": autograd_gradients,
         "notebook's step": notebook_step(source, where),
+        "fused step": fused_step,
     }
-    steps_by_name["fused step"] = fused_step
     expected = [t.clone() for t in autograd_gradients(leaves, Xb, Yb)[1]]
     with torch.no_grad():
         for name in ("notebook's step", "fused step"):
             got = steps_by_name[name](net, Xb, Yb)[1]
             pairs = zip(got, expected, strict=True)
-            if not all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in pairs):
+            if not all(close_enough(a, b, RTOL, ATOL) for a, b in pairs):  # as cmp judges
                 raise SystemExit(f"the {name}'s gradients differ from autograd's: nothing timed")
 
     def call(name):
@@ -351,6 +353,7 @@ def gradients_alone(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr
 
 
 def gradients_table(results: list[tuple[int, int, dict]]) -> str:
+    """The gradients alone, per batch: time, operators, bytes, ratio, and the saving sentence."""
     head = (
         f"{'batch':>5s} {'hidden':>6s}  {'gradients by':16s} {'median µs':>10s} {'ops':>4s} "
         f"{'kB allocated':>13s} {'/ autograd':>11s}"

@@ -24,7 +24,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import CodeType
+from pathlib import Path
+from types import CodeType, ModuleType
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -34,6 +35,7 @@ from checks.parsing import parse
 
 __all__ = ["Cost", "Part", "saving", "tally", "timings"]
 
+_TORCH = str(Path(torch.__file__).parent)  # torch's own Python frames between a step and ATen
 OUTSIDE = ""  # the part of operators no statement of the step dispatched (none, usually)
 # saving() compares names only with a leaner step whose operators are nearly all put down to
 # named statements (not hidden in a helper it calls, say)
@@ -80,35 +82,38 @@ class _Tally(TorchDispatchMode):
         self.nbytes: Counter = Counter()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        before = _storages((args, kwargs))  # before the call: an out= or resize_ allocates
         out = func(*args, **(kwargs or {}))
         line = self._line()
         self.ops[str(func.overloadpacket)] += 1
         self.lines[line] += 1
-        self.nbytes[line] += _new_bytes((args, kwargs), out)
+        self.nbytes[line] += sum(n for ptr, n in _storages(out).items() if ptr not in before)
         return out
 
-    def _line(self) -> int | None:
-        frame = sys._getframe(2)
+    def _line(self) -> tuple[int, bool] | None:
+        """The line of ``code`` that dispatched the operator, and whether it did so itself (not
+        through a Python function of its own that it calls); None outside ``code``."""
+        frame, direct = sys._getframe(2), True
         while frame is not None and frame.f_code is not self.code:
+            if not frame.f_code.co_filename.startswith(_TORCH):
+                direct = False
             frame = frame.f_back
-        return None if frame is None else frame.f_lineno
+        return None if frame is None else (frame.f_lineno, direct)
 
 
 def _storages(tree: object) -> dict[int, int]:
-    """The storages of the tensors in ``tree``: their addresses and sizes."""
+    """The storages of the strided tensors in ``tree``: their addresses and sizes (a tensor
+    without a storage of its own, sparse or a subclass's wrapper, counts none)."""
     leaves, _ = tree_flatten(tree)
     found = {}
     for t in leaves:
         if isinstance(t, torch.Tensor) and t.layout == torch.strided:
-            storage = t.untyped_storage()
-            found[storage.data_ptr()] = storage.nbytes()
+            try:
+                storage = t.untyped_storage()
+                found[storage.data_ptr()] = storage.nbytes()
+            except (RuntimeError, NotImplementedError):
+                continue
     return found
-
-
-def _new_bytes(inputs: object, out: object) -> int:
-    """The bytes of the storages ``out`` holds that none of ``inputs`` does."""
-    old = _storages(inputs)
-    return sum(n for ptr, n in _storages(out).items() if ptr not in old)
 
 
 def tally(step: Callable, *args: object) -> Cost:
@@ -120,10 +125,10 @@ def tally(step: Callable, *args: object) -> Cost:
     names = _assigned_names(step)
     parts: Counter = Counter()
     nbytes: Counter = Counter()
-    for line, n in counter.lines.items():
-        key = OUTSIDE if line is None else names.get(line, f"line {line}")
+    for at, n in counter.lines.items():
+        key = OUTSIDE if at is None else _part_name(names, *at)
         parts[key] += n
-        nbytes[key] += counter.nbytes[line]
+        nbytes[key] += counter.nbytes[at]
     ordered = sorted(parts, key=lambda k: (-nbytes[k], -parts[k], k))
     return Cost(
         ops=counter.ops,
@@ -132,11 +137,21 @@ def tally(step: Callable, *args: object) -> Cost:
     )
 
 
+def _part_name(names: dict[int, str], line: int, direct: bool) -> str:
+    """A part's name: what the line's statement assigns, where the statement dispatched the
+    operators itself; ``line N`` where it assigns nothing, or called a function of its own."""
+    return names.get(line, f"line {line}") if direct else f"line {line}"
+
+
 def _assigned_names(step: Callable) -> dict[int, str]:
     """Each line of ``step``'s source: the names its statement assigns (every line of a statement
-    that spans several), as far as the source can be read."""
+    that spans several), as far as the source can be read; none for a lambda."""
+    step = inspect.unwrap(step)
+    if getattr(getattr(step, "__code__", None), "co_name", "<lambda>") == "<lambda>":
+        return {}
+    modules = {k for k, v in getattr(step, "__globals__", {}).items() if isinstance(v, ModuleType)}
     try:
-        lines, first = inspect.getsourcelines(inspect.unwrap(step))
+        lines, first = inspect.getsourcelines(step)
         tree = parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return {}
@@ -146,22 +161,22 @@ def _assigned_names(step: Callable) -> dict[int, str]:
             continue  # the def line itself (a decorator's work) keeps its number
         if not isinstance(node, ast.stmt):
             continue
-        names = _targets(node)
+        names = _targets(node, modules)
         if names:
             for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 found.setdefault(n + first - 1, ", ".join(names))
     return found
 
 
-def _targets(stmt: ast.stmt) -> list[str]:
+def _targets(stmt: ast.stmt, modules: set[str]) -> list[str]:
     """The names a statement binds or changes in place (``x += ...``, ``x[i] -= 1``,
-    ``x.add_(...)``), in order, each once."""
+    ``x.add_(...)``, ``torch.relu_(x)``: ``modules`` are the names of modules), in order."""
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
     elif isinstance(stmt, ast.AugAssign | ast.AnnAssign):
         targets = [stmt.target]
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        targets = [_receiver(stmt.value)]
+        targets = [_receiver(stmt.value, modules)]
     else:
         return []
     names: list[str] = []
@@ -176,12 +191,18 @@ def _targets(stmt: ast.stmt) -> list[str]:
     return names
 
 
-def _receiver(call: ast.Call) -> ast.expr | None:
-    """``x`` of ``x.method_(...)`` (an in-place method, its name ending in one underscore)."""
+def _receiver(call: ast.Call, modules: set[str]) -> ast.expr | None:
+    """``x`` of ``x.method_(...)`` or ``torch.method_(x, ...)`` (an in-place function, its name
+    ending in one underscore)."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.endswith("__"):
-        return func.value
-    return None
+    if not isinstance(func, ast.Attribute) or not func.attr.endswith("_") or func.attr[-2:] == "__":
+        return None
+    root = func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id in modules:
+        return call.args[0] if call.args else None
+    return func.value
 
 
 def timings(
@@ -192,23 +213,29 @@ def timings(
     for call in calls.values():
         for _ in range(warmup):
             call()
+    # on a GPU a call returns before its work is done: wait for it, or only launches are timed
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    wait = torch.cuda.synchronize if cuda else (lambda: None)
     times: dict[str, list[int]] = {name: [] for name in calls}
     for _ in range(blocks):
         for name, call in calls.items():
             for _ in range(per_block):
+                wait()
                 start = time.perf_counter_ns()
                 call()
+                wait()
                 times[name].append(time.perf_counter_ns() - start)
     return {name: statistics.median(ts) / 1e9 for name, ts in times.items()}
 
 
 def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str | None:
     """One sentence naming the biggest saving ``mine`` has left against ``leaner``, in operators:
-    the intermediates it builds that ``leaner`` never assigns (the costliest three named), or the
+    the intermediates it assigns that ``leaner`` never does (the costliest three named), or the
     intermediate that takes the most operators more than ``leaner``'s of the same name; None
-    where it has neither, or where ``leaner``'s operators are not known by name."""
-    if _named_share(leaner) < NAMED_SHARE:
-        return None  # what the leaner step builds is not known by name: nothing to compare
+    where it has neither, where it is no costlier than ``leaner``, or where ``leaner``'s
+    operators are not known by name (its work done in a helper it calls, say)."""
+    if mine.count <= leaner.count or _named_share(leaner) < NAMED_SHARE:
+        return None
     built = {n for p in leaner.parts for n in p.name.split(", ")}
     named = [p for p in mine.parts if p.name != OUTSIDE and not p.name.startswith("line ")]
     extra = [p for p in named if not set(p.name.split(", ")) & built and (p.ops or p.nbytes)]
@@ -226,8 +253,8 @@ def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str 
     names = _listed([f"`{n}`" for p in top for n in p.name.split(", ")])
     ops, nbytes = sum(p.ops for p in top), sum(p.nbytes for p in top)
     return (
-        f"your step builds {names} ({_count(ops, 'operation')}, {_size(nbytes)}) that "
-        f"{whose} never needs."
+        f"your step assigns {names} ({_count(ops, 'operation')}, {_size(nbytes)}), which "
+        f"{whose} does without."
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import count
 
 import torch
 
@@ -24,7 +25,7 @@ from checks.tolerances import ATOL, RTOL
 __all__ = ["Lap", "Race", "race"]
 
 POOL = 16  # minibatches drawn once, which every step walks in the same order
-_AUTOGRAD = "autograd"  # the reference's name in the table
+AUTOGRAD = "autograd"  # the reference's name in the table
 
 
 @dataclass(frozen=True)
@@ -39,16 +40,20 @@ class Lap:
 
 @dataclass(frozen=True)
 class Race:
-    """The steps' laps, autograd's first where it ran; ``batch``: the minibatch size."""
+    """The steps' laps, autograd's first; ``batch``: the minibatch size."""
 
     laps: tuple[Lap, ...]
     batch: int
 
     def lap(self, name: str) -> Lap:
-        return next(lap for lap in self.laps if lap.name == name)
+        """The lap of the step called ``name``."""
+        found = [lap for lap in self.laps if lap.name == name]
+        if not found:
+            raise KeyError(name)
+        return found[0]
 
     def ratio(self, name: str) -> float | None:
-        """``name``'s median time over the first lap's (autograd's, where it ran)."""
+        """``name``'s median time over autograd's."""
         base, mine = self.laps[0].seconds, self.lap(name).seconds
         return None if base is None or mine is None else mine / base
 
@@ -79,8 +84,8 @@ class Race:
         for lap in self.laps:
             t, r, n, kb = self._cells(lap)
             lines.append(f"{lap.name:18s} {t:>10s} {r:>6s} {n:>5s} {kb:>9s}")
-            if self.note(lap):
-                lines.append(f"  {self.note(lap)}")
+            note = self.note(lap)
+            lines += [f"  {note}"] if note else []
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -98,52 +103,88 @@ class Race:
 
 def race(
     *steps: Callable,
+    autograd: Callable,
     net: Sequence[torch.Tensor],
     X: torch.Tensor,
     Y: torch.Tensor,
-    autograd: Callable | None = None,
     batch: int = 32,
     generator: torch.Generator | None = None,
     blocks: int = 10,
     per_block: int = 20,
 ) -> Race:
-    """Race ``steps`` (and ``autograd``, the reference, first) on minibatches of ``batch`` rows of
-    ``X``, ``Y``, drawn with ``generator`` (seeded 0 when not given), and show the table."""
+    """Race ``steps`` against ``autograd`` (the reference, shown first) on minibatches of
+    ``batch`` rows of ``X``, ``Y``, drawn with ``generator`` (seeded 0 when not given), and show
+    the table: race(step_fast, step, autograd=step_autograd, net=net, X=Xtr, Y=Ytr)."""
     named = _named(steps, autograd)
+    _check_inputs(net, X, Y, batch)
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     pool = [torch.randint(0, X.shape[0], (batch,), generator=g) for _ in range(POOL)]
     batches = [(X[ix], Y[ix]) for ix in pool]
-    calls = {name: _bound(step, step is autograd, net) for name, step in named}
-    expected = _gradients(calls[_AUTOGRAD], batches[0]) if autograd is not None else None
-    laps: dict[str, Lap] = {}
-    for name, call in calls.items():
-        problem = _problem(call, batches[0], expected) if name != _AUTOGRAD else None
-        laps[name] = Lap(name, problem=problem)
+    calls = {name: _bound(step, name == AUTOGRAD, net) for name, step in named}
+    expected = _gradients(calls[AUTOGRAD], batches[0])
+    laps = {
+        name: Lap(name, problem=_problem(call, batches[0], expected))
+        for name, call in calls.items()
+    }
     timed = {n: _walker(c, batches) for n, c in calls.items() if not laps[n].problem}
     seconds = timings(timed, per_block=per_block, blocks=blocks)
-    Xb, Yb = batches[0]
     for name in timed:
-        laps[name] = Lap(name, seconds[name], calls[name].tally(Xb, Yb))
+        try:
+            laps[name] = Lap(name, seconds[name], calls[name].tally(*batches[0]))
+        except Exception as error:  # the learner's code, on a second run
+            laps[name] = Lap(name, problem=f"not counted: it raised {_said(error)}")
     return _shown(Race(tuple(laps.values()), batch))
 
 
-def _named(steps: tuple, autograd: Callable | None) -> list[tuple[str, Callable]]:
-    named = [(_AUTOGRAD, autograd)] if autograd is not None else []
-    for step in steps:
+def _named(steps: tuple, autograd: Callable) -> list[tuple[str, Callable]]:
+    """The steps by name, autograd's first; a name taken twice gets a number."""
+    named: list[tuple[str, Callable]] = []
+    for i, step in enumerate((autograd, *steps)):
         if not callable(step):
+            what = "autograd=" if i == 0 else "the steps"
             raise TypeError(
-                f"race() takes your step functions themselves (race(step_fast, step, ...)), "
-                f"not {type(step).__name__}: define the function first"
+                f"race() takes your step functions themselves (race(step_fast, step, "
+                f"autograd=step_autograd, ...)), not {type(step).__name__} as {what}: define the "
+                "function first"
             )
-        named.append((getattr(step, "__name__", repr(step)), step))
-    if not named:
+        name = AUTOGRAD if i == 0 else getattr(step, "__name__", type(step).__name__)
+        named.append((_unique(name, {n for n, _ in named}), step))
+    if len(named) == 1:
         raise TypeError("race() needs a step to time: race(step_fast, autograd=step_autograd, ...)")
     return named
 
 
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``... where it is taken."""
+    return next(n for k in count(1) if (n := name if k == 1 else f"{name} {k}") not in taken)
+
+
+def _check_inputs(net: object, X: object, Y: object, batch: object) -> None:
+    """One sentence for what race() cannot use: which argument, and what it should be."""
+    if (
+        not isinstance(net, list | tuple)
+        or not net
+        or not all(isinstance(p, torch.Tensor) for p in net)
+    ):
+        raise TypeError(
+            "race(): net must be the list of your parameter tensors, as step() takes it"
+        )
+    for name, t in (("X", X), ("Y", Y)):
+        if not isinstance(t, torch.Tensor) or t.dtype.is_floating_point or t.is_complex():
+            raise TypeError(
+                f"race(): {name} must be a tensor of integers (Xtr, Ytr), not {type(t).__name__}"
+            )
+    if X.shape[0] == 0 or X.shape[0] != Y.shape[0]:
+        raise ValueError(
+            f"race(): X and Y must hold the same rows, at least one ({X.shape[0]} and {Y.shape[0]})"
+        )
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise ValueError(f"race(): batch must be a whole number of rows, 1 or more, not {batch!r}")
+
+
 @dataclass
 class _Bound:
-    """A step bound to its own copy of the parameters."""
+    """A step bound to its own copy of the parameters (they require grad for autograd's)."""
 
     step: Callable
     params: list[torch.Tensor]
@@ -154,6 +195,7 @@ class _Bound:
             return self.step(self.params, Xb, Yb)
 
     def tally(self, Xb: torch.Tensor, Yb: torch.Tensor) -> Cost:
+        """What one call costs."""
         with torch.enable_grad() if self.graph else torch.no_grad():
             return tally(self.step, self.params, Xb, Yb)
 
@@ -165,7 +207,7 @@ def _bound(step: Callable, graph: bool, net: Sequence[torch.Tensor]) -> _Bound:
 
 def _walker(call: _Bound, batches: list) -> Callable[[], object]:
     """A call that takes the next minibatch at each call, so every step walks the same ones."""
-    at = iter(range(10**12))
+    at = count()
 
     def walk():
         Xb, Yb = batches[next(at) % len(batches)]
@@ -175,20 +217,33 @@ def _walker(call: _Bound, batches: list) -> Callable[[], object]:
 
 
 def _gradients(call: _Bound, minibatch) -> list[torch.Tensor]:
-    _, grads = call(*minibatch)
-    return [g.detach().clone() for g in grads]
+    """Autograd's gradients on one minibatch (zeros for a parameter the loss does not use)."""
+    out = call(*minibatch)
+    if not isinstance(out, tuple) or len(out) != 2 or not isinstance(out[1], list | tuple):
+        raise TypeError("race(): the autograd step must return (loss, grads), as step() does")
+    grads = out[1]
+    if len(grads) != len(call.params):
+        raise ValueError(
+            f"race(): the autograd step returns {len(grads)} gradients, "
+            f"for {len(call.params)} parameters"
+        )
+    return [
+        torch.zeros_like(p) if g is None else g.detach().clone()
+        for g, p in zip(grads, call.params, strict=True)
+    ]
 
 
-def _problem(call: _Bound, minibatch, expected: list[torch.Tensor] | None) -> str | None:
+def _problem(call: _Bound, minibatch, expected: list[torch.Tensor]) -> str | None:
     """Why ``call`` is not timed: it raises, returns no gradients, or others than autograd's."""
+    if call.graph:
+        return None
     try:
-        _, grads = call(*minibatch)
+        out = call(*minibatch)
     except Exception as error:  # the learner's code: any error is theirs to see, in one line
-        return f"not timed: it raised {type(error).__name__}: {str(error)[:200]}"
+        return f"not timed: it raised {_said(error)}"
+    grads = out[1] if isinstance(out, tuple) and len(out) == 2 else None
     if not isinstance(grads, list | tuple) or not all(isinstance(g, torch.Tensor) for g in grads):
         return "not timed: it must return (loss, grads), grads a list of tensors"
-    if expected is None:
-        return None
     if len(grads) != len(expected):
         return f"not timed: it returns {len(grads)} gradients, for {len(expected)} parameters"
     for i, (got, want) in enumerate(zip(grads, expected, strict=True)):
@@ -197,11 +252,27 @@ def _problem(call: _Bound, minibatch, expected: list[torch.Tensor] | None) -> st
     return None
 
 
+def _said(error: Exception) -> str:
+    """An error in one line: its type and the first line of its message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
+
+
+class _Quiet(Race):
+    """The shown race as a return value that Jupyter does not show a second time."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def _shown(result: Race) -> Race:
+    """Show the table (HTML in a notebook, text elsewhere) and return it, not to be shown again."""
     from checks import kernel
 
     if kernel.in_notebook():
         from IPython.display import display
 
         display(result)
-    return result
+    else:
+        print(result)
+    return _Quiet(result.laps, result.batch)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 
 import torch
+from torch import Tensor
 
 GELU_K, GELU_C = math.sqrt(2 / math.pi), 0.044715  # gelu(x) = x (1 + tanh(K (x + C x³))) / 2
-Params = dict[str, torch.Tensor]
+Params = dict[str, Tensor]
 
 
-def layernorm_fast(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float = 1e-5):
+def layernorm_fast(x: Tensor, w: Tensor, b: Tensor, eps: float = 1e-5) -> tuple[Tensor, ...]:
     """Layer norm over the last axis (no Bessel's correction): the output, x̂ and 1/σ; the
     variance from the centred rows, which ``var`` takes longer over."""
     xc = x - x.mean(-1, keepdim=True)
@@ -28,7 +29,7 @@ def layernorm_fast(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float
     return torch.addcmul(b, x_hat, w), x_hat, rstd
 
 
-def gpt_forward_fast(p: Params, X: torch.Tensor, n_head: int):
+def gpt_forward_fast(p: Params, X: Tensor, n_head: int) -> tuple[Tensor, tuple]:
     """The logits for the names X (B, T), as rows of B*T positions, and what
     ``gpt_backward_fast`` needs."""
     Bn, T = X.shape
@@ -36,7 +37,7 @@ def gpt_forward_fast(p: Params, X: torch.Tensor, n_head: int):
     N, hs = Bn * T, C // n_head
     n_layer = sum(name.startswith("W_attn") for name in p)
     x = (p["wte"][X] + p["wpe"][:T]).view(N, C)
-    future = torch.ones(T, T, dtype=torch.bool).triu_(1)
+    future = torch.ones(T, T, dtype=torch.bool, device=X.device).triu_(1)
     kept = []
     for i in range(n_layer):
         a, a_hat, a_rstd = layernorm_fast(x, p[f"ln1_w{i}"], p[f"ln1_b{i}"])
@@ -58,7 +59,7 @@ def gpt_forward_fast(p: Params, X: torch.Tensor, n_head: int):
     return f @ p["W_head"], (kept, f, f_hat, f_rstd)
 
 
-def layernorm_backward_fast(dout, x_hat, rstd, w):
+def layernorm_backward_fast(dout: Tensor, x_hat: Tensor, rstd: Tensor, w: Tensor):
     """dx, dw, db of layer norm, fused: dx = (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) / σ, dx̂ = w dout
     (made in dout's storage)."""
     dw = (x_hat * dout).sum(0)
@@ -69,14 +70,14 @@ def layernorm_backward_fast(dout, x_hat, rstd, w):
     return dx.mul_(rstd), dw, db
 
 
-def gelu_backward_fast(dout, x, x_sq, sig):
+def gelu_backward_fast(dout: Tensor, x: Tensor, x_sq: Tensor, sig: Tensor) -> Tensor:
     """dx of the tanh GELU written x σ(2z), z = K (x + C x³), from the forward pass's x² and σ:
     dout (σ + σ (1 - σ) 2K x (1 + 3C x²)) (made in dout's storage)."""
     slope = x_sq.mul(6 * GELU_K * GELU_C).add_(2 * GELU_K).mul_(x)  # d(2z)/dx
     return dout.mul_(torch.addcmul(sig, sig * (1 - sig), slope))
 
 
-def attention_backward_fast(dy, q, k, v, probs):
+def attention_backward_fast(dy: Tensor, q: Tensor, k: Tensor, v: Tensor, probs: Tensor):
     """dq, dk, dv of causal attention from its kept probabilities (softmax's gradient fused)."""
     scale = q.shape[-1] ** -0.5
     dv = probs.transpose(-2, -1) @ dy
@@ -85,19 +86,19 @@ def attention_backward_fast(dy, q, k, v, probs):
     return datt @ k, datt.transpose(-2, -1) @ q, dv
 
 
-def cross_entropy_backward_fast(logits, Y):
+def cross_entropy_backward_fast(logits: Tensor, Y: Tensor) -> Tensor:
     """dlogits of the mean cross-entropy over the targets that are not -1: (softmax - one-hot)
     on those rows, divided by their number; 0 on the others."""
     N, V = logits.shape
     Yf = Y.reshape(-1)
     valid = (Yf >= 0).unsqueeze(1)
     dlogits = logits.softmax(-1)
-    minus_one = torch.full((N, 1), -1.0, dtype=logits.dtype)
+    minus_one = torch.full((N, 1), -1.0, dtype=logits.dtype, device=logits.device)
     dlogits.scatter_add_(1, Yf.clamp(min=0).unsqueeze(1), minus_one)
-    return dlogits.mul_(valid / valid.sum())
+    return dlogits.mul_(valid).div_(valid.sum())  # in the logits' dtype: float64 stays float64
 
 
-def gpt_backward_fast(p: Params, X: torch.Tensor, Y: torch.Tensor, logits, cache) -> Params:
+def gpt_backward_fast(p: Params, X: Tensor, Y: Tensor, logits: Tensor, cache: tuple) -> Params:
     """The gradient of the mean cross-entropy for every parameter, from gpt_forward_fast's cache."""
     kept, f, f_hat, f_rstd = cache
     Bn, T = X.shape

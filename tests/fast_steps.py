@@ -11,8 +11,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+Step = tuple[torch.Tensor, list[torch.Tensor]]
 
-def autograd_step(net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor):
+
+def autograd_step(net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> Step:
     """The notebook's forward pass, then ``loss.backward()``: the gradients are the parameters'
     ``.grad`` (``net`` must require grad)."""
     C, W1, b1, W2, b2, bngain, bnbias = net
@@ -33,8 +35,9 @@ def autograd_step(net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor):
     return loss, [p.grad for p in net]
 
 
-def fused_step(net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor):
-    """The same loss and gradients by hand, in few operations (run it under ``torch.no_grad()``)."""
+def fused_step(net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor) -> Step:
+    """The same loss and gradients by hand, in few operations (run it under ``torch.no_grad()``;
+    a batch of two rows at least, as Bessel's correction needs)."""
     C, W1, b1, W2, b2, bngain, bnbias = net
     n, n_embd = Xb.shape[0], C.shape[1]
     # forward: each matrix product with its bias in one addmm; the variance from the centred rows
@@ -49,7 +52,8 @@ def fused_step(net: list[torch.Tensor], Xb: torch.Tensor, Yb: torch.Tensor):
     logp = logits.log_softmax(1)
     loss = F.nll_loss(logp, Yb)
     # backward: the fused cross-entropy, (softmax - one-hot) / n, made in the log-softmax's storage
-    dlogits = logp.exp_().scatter_add_(1, Yb.view(n, 1), torch.full((n, 1), -1.0)).div_(n)
+    minus_one = torch.full((n, 1), -1.0, dtype=logp.dtype, device=logp.device)
+    dlogits = logp.exp_().scatter_add_(1, Yb.view(n, 1), minus_one).div_(n)
     dh = dlogits @ W2.T
     dW2 = h.T @ dlogits
     db2 = dlogits.sum(0)

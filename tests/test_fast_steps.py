@@ -1,5 +1,6 @@
-"""The fast hand-written steps (tests/fast_steps.py, tests/fast_gpt.py) give autograd's gradients:
-notebook 05's GPT against PyTorch's own layer norm, causal attention and GELU."""
+"""The fast hand-written steps (tests/fast_steps.py, tests/fast_gpt.py) give autograd's gradients,
+float64's to float64's tolerance: notebook 03's network against its forward pass's, notebook
+05's GPT against PyTorch's own layer norm, causal attention and GELU."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tests import makemore
 from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast
+from tests.fast_steps import autograd_step, fused_step
 
 VOCAB, BLOCK = 27, 16
+ORDER = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]
 
 
 def gpt_params(n_layer: int, C: int, dtype: torch.dtype, seed: int) -> dict[str, torch.Tensor]:
@@ -47,7 +51,7 @@ def builtin_loss(p, X, Y, n_head: int) -> torch.Tensor:
         h = F.gelu(m @ p[f"W_fc{i}"] + p[f"b_fc{i}"], approximate="tanh")
         x = x + h @ p[f"W_mproj{i}"] + p[f"b_mproj{i}"]
     f = F.layer_norm(x, (C,), p["lnf_w"], p["lnf_b"])
-    return F.cross_entropy((f @ p["W_head"]).view(-1, VOCAB), Y.view(-1), ignore_index=-1)
+    return F.cross_entropy((f @ p["W_head"]).view(-1, VOCAB), Y.reshape(-1), ignore_index=-1)
 
 
 def names(B: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -61,21 +65,50 @@ def names(B: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return X, Y
 
 
+def tolerances(dtype: torch.dtype) -> dict[str, float]:
+    """torch.testing's own tolerances for the dtype: float64 is held to float64's."""
+    return {"rtol": 1e-7, "atol": 1e-10} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-6}
+
+
 @pytest.mark.parametrize(
-    "n_layer, C, n_head, dtype",
-    [(2, 36, 4, torch.float64), (1, 30, 5, torch.float32), (3, 48, 6, torch.float32)],
+    "n_layer, C, n_head, B, T, dtype",
+    [
+        (2, 36, 4, 8, BLOCK, torch.float64),
+        (1, 30, 5, 8, BLOCK, torch.float32),
+        (3, 48, 6, 8, BLOCK, torch.float32),
+        (2, 12, 1, 3, 9, torch.float64),  # one head, shorter names than the block
+        (1, 8, 8, 1, 5, torch.float64),  # a head per number, one name
+    ],
 )
-def test_the_fast_gpt_step_gives_autograds_loss_and_gradients(n_layer, C, n_head, dtype):
+def test_the_fast_gpt_step_gives_autograds_loss_and_gradients(n_layer, C, n_head, B, T, dtype):
     p = gpt_params(n_layer, C, dtype, seed=C)
-    X, Y = names(8, seed=n_layer)
+    X, Y = names(B, seed=n_layer)
+    X, Y = X[:, :T], Y[:, :T]
     leaves = {k: t.clone().requires_grad_() for k, t in p.items()}
     loss = builtin_loss(leaves, X, Y, n_head)
     loss.backward()
     with torch.no_grad():
         logits, cache = gpt_forward_fast(p, X, n_head)
-        fast_loss = F.cross_entropy(logits, Y.view(-1), ignore_index=-1)
+        fast_loss = F.cross_entropy(logits, Y.reshape(-1), ignore_index=-1)
         grads = gpt_backward_fast(p, X, Y, logits, cache)
-    torch.testing.assert_close(fast_loss, loss.detach())
+    torch.testing.assert_close(fast_loss, loss.detach(), **tolerances(dtype))
     assert list(grads) == list(p)
     for name, t in leaves.items():
-        torch.testing.assert_close(grads[name], t.grad, rtol=1e-4, atol=1e-6, msg=name)
+        assert grads[name].dtype == dtype, name
+        torch.testing.assert_close(grads[name], t.grad, **tolerances(dtype), msg=name)
+
+
+@pytest.mark.parametrize("n, dtype", [(2, torch.float64), (5, torch.float64), (32, torch.float32)])
+def test_the_fused_makemore_step_gives_autograds_gradients(n, dtype):
+    p = makemore.init_params(27, 3, 10, 64, 2147483647)
+    net = [p[k].detach().to(dtype) for k in ORDER]
+    g = torch.Generator().manual_seed(n)
+    Xb, Yb = torch.randint(0, 27, (n, 3), generator=g), torch.randint(0, 27, (n,), generator=g)
+    leaves = [t.clone().requires_grad_() for t in net]
+    loss, expected = autograd_step(leaves, Xb, Yb)
+    with torch.no_grad():
+        fast_loss, grads = fused_step(net, Xb, Yb)
+    torch.testing.assert_close(fast_loss, loss.detach(), **tolerances(dtype))
+    for name, got, want in zip(ORDER, grads, expected, strict=True):
+        assert got.dtype == dtype, name
+        torch.testing.assert_close(got, want, **tolerances(dtype), msg=name)
