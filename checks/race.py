@@ -4,9 +4,10 @@ median time, its ratio to autograd's, its operators and the bytes they allocate
 (:mod:`checks.cost`), and the biggest saving it has left against the fastest step.
 
 A step is ``step(net, Xb, Yb) -> (loss, grads)``, as notebook 03's ``step``: ``grads`` in the
-order of ``net``. The autograd step computes the loss from ``net`` and calls ``loss.backward()``,
-its gradients the parameters' ``.grad``; the others run under ``torch.no_grad()``. Every step gets
-its own copy of ``net``, so none moves another's parameters.
+order of ``net`` (a list of tensors), or by name where ``net`` is a dict (notebook 05's ``p``).
+The autograd step computes the loss from ``net`` and calls ``loss.backward()``, its gradients the
+parameters' ``.grad``; the others run under ``torch.no_grad()``. Every step gets its own copy of
+``net``, so none moves another's parameters.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = ["Lap", "Race", "race"]
 
 POOL = 16  # minibatches drawn once, which every step walks in the same order
 AUTOGRAD = "autograd"  # the reference's name in the table
+Net = Sequence[torch.Tensor] | dict[str, torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class Race:
 def race(
     *steps: Callable,
     autograd: Callable,
-    net: Sequence[torch.Tensor],
+    net: Net,
     X: torch.Tensor,
     Y: torch.Tensor,
     batch: int = 32,
@@ -159,15 +161,35 @@ def _unique(name: str, taken: set[str]) -> str:
     return next(n for k in count(1) if (n := name if k == 1 else f"{name} {k}") not in taken)
 
 
+def _entries(net: Net) -> list[tuple[str, torch.Tensor]]:
+    """Each parameter with its label: ``net[0]``, or ``net['W_head']`` in a dict."""
+    if isinstance(net, dict):
+        return [(f"net[{k!r}]", v) for k, v in net.items()]
+    return [(f"net[{i}]", p) for i, p in enumerate(net)]
+
+
+def _in_order(grads: object, params: Net) -> list | None:
+    """``grads`` in the order of ``params``, or None where they do not match its shape: a list
+    as long for a list, a dict of the same names for a dict."""
+    if isinstance(params, dict):
+        return (
+            [grads[k] for k in params]
+            if isinstance(grads, dict) and set(grads) == set(params)
+            else None
+        )
+    return list(grads) if isinstance(grads, list | tuple) and len(grads) == len(params) else None
+
+
 def _check_inputs(net: object, X: object, Y: object, batch: object) -> None:
     """One sentence for what race() cannot use: which argument, and what it should be."""
+    values = list(net.values()) if isinstance(net, dict) else net
     if (
-        not isinstance(net, list | tuple)
-        or not net
-        or not all(isinstance(p, torch.Tensor) for p in net)
+        not isinstance(values, list | tuple)
+        or not values
+        or not all(isinstance(p, torch.Tensor) for p in values)
     ):
         raise TypeError(
-            "race(): net must be the list of your parameter tensors, as step() takes it"
+            "race(): net must be your parameter tensors, as step() takes them: a list, or a dict"
         )
     for name, t in (("X", X), ("Y", Y)):
         if not isinstance(t, torch.Tensor) or t.dtype.is_floating_point or t.is_complex():
@@ -187,7 +209,7 @@ class _Bound:
     """A step bound to its own copy of the parameters (they require grad for autograd's)."""
 
     step: Callable
-    params: list[torch.Tensor]
+    params: Net
     graph: bool
 
     def __call__(self, Xb: torch.Tensor, Yb: torch.Tensor):
@@ -200,8 +222,13 @@ class _Bound:
             return tally(self.step, self.params, Xb, Yb)
 
 
-def _bound(step: Callable, graph: bool, net: Sequence[torch.Tensor]) -> _Bound:
-    params = [p.detach().clone().requires_grad_(graph) for p in net]
+def _bound(step: Callable, graph: bool, net: Net) -> _Bound:
+    def copy(p: torch.Tensor) -> torch.Tensor:
+        return p.detach().clone().requires_grad_(graph)
+
+    params = (
+        {k: copy(p) for k, p in net.items()} if isinstance(net, dict) else [copy(p) for p in net]
+    )
     return _Bound(step, params, graph)
 
 
@@ -217,19 +244,19 @@ def _walker(call: _Bound, batches: list) -> Callable[[], object]:
 
 
 def _gradients(call: _Bound, minibatch) -> list[torch.Tensor]:
-    """Autograd's gradients on one minibatch (zeros for a parameter the loss does not use)."""
+    """Autograd's gradients on one minibatch, in net's order (zeros for a parameter the loss does
+    not use)."""
     out = call(*minibatch)
-    if not isinstance(out, tuple) or len(out) != 2 or not isinstance(out[1], list | tuple):
-        raise TypeError("race(): the autograd step must return (loss, grads), as step() does")
-    grads = out[1]
-    if len(grads) != len(call.params):
-        raise ValueError(
-            f"race(): the autograd step returns {len(grads)} gradients, "
-            f"for {len(call.params)} parameters"
+    grads = _in_order(out[1], call.params) if isinstance(out, tuple) and len(out) == 2 else None
+    if grads is None:
+        raise TypeError(
+            "race(): the autograd step must return (loss, grads), a gradient for each parameter "
+            "of net, as step() does"
         )
+    params = [p for _, p in _entries(call.params)]
     return [
         torch.zeros_like(p) if g is None else g.detach().clone()
-        for g, p in zip(grads, call.params, strict=True)
+        for g, p in zip(grads, params, strict=True)
     ]
 
 
@@ -241,14 +268,13 @@ def _problem(call: _Bound, minibatch, expected: list[torch.Tensor]) -> str | Non
         out = call(*minibatch)
     except Exception as error:  # the learner's code: any error is theirs to see, in one line
         return f"not timed: it raised {_said(error)}"
-    grads = out[1] if isinstance(out, tuple) and len(out) == 2 else None
-    if not isinstance(grads, list | tuple) or not all(isinstance(g, torch.Tensor) for g in grads):
-        return "not timed: it must return (loss, grads), grads a list of tensors"
-    if len(grads) != len(expected):
-        return f"not timed: it returns {len(grads)} gradients, for {len(expected)} parameters"
-    for i, (got, want) in enumerate(zip(grads, expected, strict=True)):
+    grads = _in_order(out[1], call.params) if isinstance(out, tuple) and len(out) == 2 else None
+    if grads is None or not all(isinstance(g, torch.Tensor) for g in grads):
+        kind = "dict of the same names" if isinstance(call.params, dict) else "list as long"
+        return f"not timed: it must return (loss, grads), grads a {kind} as net, of tensors"
+    for (label, _), got, want in zip(_entries(call.params), grads, expected, strict=True):
         if got.shape != want.shape or not close_enough(got.to(want.dtype), want, RTOL, ATOL):
-            return f"not timed: its gradient of net[{i}] differs from autograd's"
+            return f"not timed: its gradient of {label} differs from autograd's"
     return None
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from checks.race import race
 from tests import makemore
 from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast
 from tests.fast_steps import autograd_step, fused_step
@@ -112,3 +113,30 @@ def test_the_fused_makemore_step_gives_autograds_gradients(n, dtype):
     for name, got, want in zip(ORDER, grads, expected, strict=True):
         assert got.dtype == dtype, name
         torch.testing.assert_close(got, want, **tolerances(dtype), msg=name)
+
+
+def test_race_takes_notebook_05s_parameters_by_name_and_names_a_wrong_one():
+    p = gpt_params(2, 36, torch.float32, seed=5)
+    X, Y = names(40, seed=6)
+
+    def gpt_autograd(p, X, Y):
+        loss = builtin_loss(p, X, Y, 4)
+        for t in p.values():
+            t.grad = None
+        loss.backward()
+        return loss, {name: t.grad for name, t in p.items()}
+
+    def gpt_fast(p, X, Y):
+        logits, cache = gpt_forward_fast(p, X, 4)
+        loss = F.cross_entropy(logits, Y.reshape(-1), ignore_index=-1)
+        return loss, gpt_backward_fast(p, X, Y, logits, cache)
+
+    def gpt_doubled(p, X, Y):
+        loss, grads = gpt_fast(p, X, Y)
+        return loss, {**grads, "W_head": 2 * grads["W_head"]}
+
+    result = race(gpt_fast, gpt_doubled, autograd=gpt_autograd, net=p, X=X, Y=Y, batch=8, blocks=1)
+    assert result.lap("gpt_fast").problem is None and result.lap("gpt_fast").cost.count > 0
+    assert result.lap("gpt_doubled").problem == (
+        "not timed: its gradient of net['W_head'] differs from autograd's"
+    )

@@ -127,7 +127,7 @@ def test_an_unused_parameter_has_a_zero_gradient_and_a_bare_return_is_named(data
     )
     assert result.lap("fast_with_unused").problem is None
     assert result.lap("grads_only").problem == (
-        "not timed: it must return (loss, grads), grads a list of tensors"
+        "not timed: it must return (loss, grads), grads a list as long as net, of tensors"
     )
 
 
@@ -154,8 +154,8 @@ def test_what_is_not_a_function_gets_a_sentence(data, given):
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"net": None}, r"net must be the list of your parameter tensors"),
-        ({"net": {"C": torch.ones(2)}}, r"net must be the list of your parameter tensors"),
+        ({"net": None}, r"net must be your parameter tensors, as step\(\) takes them"),
+        ({"net": {"C": [1.0, 2.0]}}, r"net must be your parameter tensors"),
         ({"X": None}, r"X must be a tensor of integers"),
         ({"Y": np.zeros(5, dtype=np.int64)}, r"Y must be a tensor of integers"),
         ({"X": torch.ones(5, 3)}, r"X must be a tensor of integers"),
