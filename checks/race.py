@@ -122,17 +122,14 @@ def race(
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     pool = [torch.randint(0, X.shape[0], (batch,), generator=g) for _ in range(POOL)]
     batches = [(X[ix], Y[ix]) for ix in pool]
-    calls = {name: _bound(step, name == AUTOGRAD, net) for name, step in named}
-    expected = _gradients(calls[AUTOGRAD], batches[0])
-    laps = {
-        name: Lap(name, problem=_problem(call, batches[0], expected))
-        for name, call in calls.items()
-    }
-    timed = {n: _walker(c, batches) for n, c in calls.items() if not laps[n].problem}
+    calls = {name: _bound(step, name == AUTOGRAD, net, batches) for name, step in named}
+    expected = _gradients(calls[AUTOGRAD])
+    laps = {name: Lap(name, problem=_problem(call, expected)) for name, call in calls.items()}
+    timed = {n: _walker(c) for n, c in calls.items() if not laps[n].problem}
     seconds = timings(timed, per_block=per_block, blocks=blocks)
     for name in timed:
         try:
-            laps[name] = Lap(name, seconds[name], calls[name].tally(*batches[0]))
+            laps[name] = Lap(name, seconds[name], calls[name].tally(*calls[name].batches[0]))
         except Exception as error:  # the learner's code, on a second run
             laps[name] = Lap(name, problem=f"not counted: it raised {_said(error)}")
     return _shown(Race(tuple(laps.values()), batch))
@@ -206,11 +203,13 @@ def _check_inputs(net: object, X: object, Y: object, batch: object) -> None:
 
 @dataclass
 class _Bound:
-    """A step bound to its own copy of the parameters (they require grad for autograd's)."""
+    """A step bound to its own copies of the parameters (they require grad for autograd's) and of
+    the minibatches: a step that changes either in place changes them for no other."""
 
     step: Callable
     params: Net
     graph: bool
+    batches: list[tuple[torch.Tensor, torch.Tensor]]
 
     def __call__(self, Xb: torch.Tensor, Yb: torch.Tensor):
         with torch.enable_grad() if self.graph else torch.no_grad():
@@ -222,19 +221,19 @@ class _Bound:
             return tally(self.step, self.params, Xb, Yb)
 
 
-def _bound(step: Callable, graph: bool, net: Net) -> _Bound:
+def _bound(step: Callable, graph: bool, net: Net, batches: list) -> _Bound:
     def copy(p: torch.Tensor) -> torch.Tensor:
         return p.detach().clone().requires_grad_(graph)
 
     params = (
         {k: copy(p) for k, p in net.items()} if isinstance(net, dict) else [copy(p) for p in net]
     )
-    return _Bound(step, params, graph)
+    return _Bound(step, params, graph, [(Xb.clone(), Yb.clone()) for Xb, Yb in batches])
 
 
-def _walker(call: _Bound, batches: list) -> Callable[[], object]:
+def _walker(call: _Bound) -> Callable[[], object]:
     """A call that takes the next minibatch at each call, so every step walks the same ones."""
-    at = count()
+    at, batches = count(), call.batches
 
     def walk():
         Xb, Yb = batches[next(at) % len(batches)]
@@ -243,10 +242,10 @@ def _walker(call: _Bound, batches: list) -> Callable[[], object]:
     return walk
 
 
-def _gradients(call: _Bound, minibatch) -> list[torch.Tensor]:
+def _gradients(call: _Bound) -> list[torch.Tensor]:
     """Autograd's gradients on one minibatch, in net's order (zeros for a parameter the loss does
     not use)."""
-    out = call(*minibatch)
+    out = call(*call.batches[0])
     grads = _in_order(out[1], call.params) if isinstance(out, tuple) and len(out) == 2 else None
     if grads is None:
         raise TypeError(
@@ -260,12 +259,12 @@ def _gradients(call: _Bound, minibatch) -> list[torch.Tensor]:
     ]
 
 
-def _problem(call: _Bound, minibatch, expected: list[torch.Tensor]) -> str | None:
+def _problem(call: _Bound, expected: list[torch.Tensor]) -> str | None:
     """Why ``call`` is not timed: it raises, returns no gradients, or others than autograd's."""
     if call.graph:
         return None
     try:
-        out = call(*minibatch)
+        out = call(*call.batches[0])
     except Exception as error:  # the learner's code: any error is theirs to see, in one line
         return f"not timed: it raised {_said(error)}"
     grads = _in_order(out[1], call.params) if isinstance(out, tuple) and len(out) == 2 else None

@@ -131,6 +131,19 @@ def test_an_unused_parameter_has_a_zero_gradient_and_a_bare_return_is_named(data
     )
 
 
+def test_a_step_that_changes_its_minibatch_or_parameters_changes_them_for_no_other(data):
+    net, X, Y = data
+
+    def step_spoils(net, Xb, Yb):
+        out = fused_step(net, Xb, Yb)
+        Yb.zero_()  # its own copies: the next step still sees the targets
+        net[1].mul_(0)
+        return out
+
+    result = race(step_spoils, step_fast, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1)
+    assert result.lap("step_fast").problem is None and result.lap("step_spoils").problem is None
+
+
 def test_an_error_is_told_in_one_line(data):
     net, X, Y = data
 
