@@ -36,7 +36,6 @@ from checks.parsing import parse
 __all__ = ["Cost", "Part", "saving", "tally", "timings"]
 
 _TORCH = str(Path(torch.__file__).parent)  # torch's own Python frames between a step and ATen
-OUTSIDE = ""  # the part of operators no statement of the step dispatched (none, usually)
 # saving() compares names only with a leaner step whose operators are nearly all put down to
 # named statements (not hidden in a helper it calls, say)
 NAMED_SHARE = 0.9
@@ -44,12 +43,21 @@ NAMED_SHARE = 0.9
 
 @dataclass(frozen=True)
 class Part:
-    """The operators one statement of a step dispatched (``name``: what it assigns, joined with
-    ", ", or ``line N`` where it assigns no name), and the bytes they allocated."""
+    """The operators that statements assigning ``names`` dispatched, or (``names`` empty) those of
+    ``line``, which assigns none or calls a function of the step's own; ``line`` None: outside the
+    step. And the bytes they allocated."""
 
-    name: str
+    names: tuple[str, ...]
+    line: int | None
     ops: int
     nbytes: int
+
+    @property
+    def label(self) -> str:
+        """The part as a reader names it: ``dprobs``, ``loss, grads``, ``line 12``."""
+        if self.names:
+            return ", ".join(self.names)
+        return "outside the step" if self.line is None else f"line {self.line}"
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,7 @@ class Cost:
 
     def part(self, name: str) -> Part | None:
         """The part that assigns ``name`` (alone or with other names), if any."""
-        return next((p for p in self.parts if name in p.name.split(", ")), None)
+        return next((p for p in self.parts if name in p.names), None)
 
 
 class _Tally(TorchDispatchMode):
@@ -126,24 +134,29 @@ def tally(step: Callable, *args: object) -> Cost:
     parts: Counter = Counter()
     nbytes: Counter = Counter()
     for at, n in counter.lines.items():
-        key = OUTSIDE if at is None else _part_name(names, *at)
+        key = _part_key(names, at)
         parts[key] += n
         nbytes[key] += counter.nbytes[at]
-    ordered = sorted(parts, key=lambda k: (-nbytes[k], -parts[k], k))
+    found = [Part(*k, parts[k], nbytes[k]) for k in parts]
     return Cost(
         ops=counter.ops,
         nbytes=sum(nbytes.values()),
-        parts=tuple(Part(k, parts[k], nbytes[k]) for k in ordered),
+        parts=tuple(sorted(found, key=lambda p: (-p.nbytes, -p.ops, p.label))),
     )
 
 
-def _part_name(names: dict[int, str], line: int, direct: bool) -> str:
-    """A part's name: what the line's statement assigns, where the statement dispatched the
-    operators itself; ``line N`` where it assigns nothing, or called a function of its own."""
-    return names.get(line, f"line {line}") if direct else f"line {line}"
+def _part_key(
+    names: dict[int, tuple[str, ...]], at: tuple[int, bool] | None
+) -> tuple[tuple[str, ...], int | None]:
+    """Where an operator is put down: under the names its line's statement assigns, where that
+    statement dispatched it itself; else under the line alone (None outside the step)."""
+    if at is None:
+        return (), None
+    line, direct = at
+    return (names[line], None) if direct and line in names else ((), line)
 
 
-def _assigned_names(step: Callable) -> dict[int, str]:
+def _assigned_names(step: Callable) -> dict[int, tuple[str, ...]]:
     """Each line of ``step``'s source: the names its statement assigns (every line of a statement
     that spans several), as far as the source can be read; none for a lambda."""
     step = inspect.unwrap(step)
@@ -155,7 +168,7 @@ def _assigned_names(step: Callable) -> dict[int, str]:
         tree = parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return {}
-    found: dict[int, str] = {}
+    found: dict[int, tuple[str, ...]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue  # the def line itself (a decorator's work) keeps its number
@@ -164,7 +177,7 @@ def _assigned_names(step: Callable) -> dict[int, str]:
         names = _targets(node, modules)
         if names:
             for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
-                found.setdefault(n + first - 1, ", ".join(names))
+                found.setdefault(n + first - 1, tuple(names))
     return found
 
 
@@ -236,21 +249,21 @@ def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str 
     operators are not known by name (its work done in a helper it calls, say)."""
     if mine.count <= leaner.count or _named_share(leaner) < NAMED_SHARE:
         return None
-    built = {n for p in leaner.parts for n in p.name.split(", ")}
-    named = [p for p in mine.parts if p.name != OUTSIDE and not p.name.startswith("line ")]
-    extra = [p for p in named if not set(p.name.split(", ")) & built and (p.ops or p.nbytes)]
-    worse = [(p, leaner.part(p.name.split(", ")[0])) for p in named]
+    built = {n for p in leaner.parts for n in p.names}
+    named = [p for p in mine.parts if p.names]
+    extra = [p for p in named if not set(p.names) & built and (p.ops or p.nbytes)]
+    worse = [(p, leaner.part(p.names[0])) for p in named]
     worse = [(p, q) for p, q in worse if q is not None and p.ops > q.ops]
     most = max(
         worse, key=lambda pq: (pq[0].ops - pq[1].ops, pq[0].nbytes - pq[1].nbytes), default=None
     )
     if most and most[0].ops - most[1].ops > sum(p.ops for p in extra):
         p, q = most
-        return f"your `{p.name}` takes {_count(p.ops, 'operation')} where {whose} takes {q.ops}."
+        return f"your `{p.label}` takes {_count(p.ops, 'operation')} where {whose} takes {q.ops}."
     if not extra:
         return None
     top = extra[:3]
-    names = _listed([f"`{n}`" for p in top for n in p.name.split(", ")])
+    names = _listed([f"`{n}`" for p in top for n in p.names])
     ops, nbytes = sum(p.ops for p in top), sum(p.nbytes for p in top)
     return (
         f"your step assigns {names} ({_count(ops, 'operation')}, {_size(nbytes)}), which "
@@ -260,7 +273,7 @@ def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str 
 
 def _named_share(cost: Cost) -> float:
     """The share of ``cost``'s operators put down to statements that assign a name."""
-    named = sum(p.ops for p in cost.parts if p.name != OUTSIDE and not p.name.startswith("line "))
+    named = sum(p.ops for p in cost.parts if p.names)
     return named / max(1, cost.count)
 
 

@@ -110,7 +110,7 @@ def test_the_fused_step_gives_autograds_gradients_in_fewer_operations_and_bytes(
     # (a learner's chain may well cost more than autograd)
     assert fast.count < min(slow.count, auto.count) and fast.nbytes < min(slow.nbytes, auto.nbytes)
     # autograd's own work is put down to the line that calls backward()
-    assert max(auto.parts, key=lambda p: p.ops).name.startswith("line ")
+    assert max(auto.parts, key=lambda p: p.ops).label.startswith("line ")
 
 
 def test_the_saving_names_the_chain_the_fused_gradient_never_builds(batch):
@@ -186,9 +186,9 @@ def test_a_module_changed_in_place_is_not_a_name_and_a_lambda_names_nothing():
         g = h * 2
         return g
 
-    assert [p.name for p in tally(step, h.clone()).parts] == ["g", "h"]
+    assert [p.label for p in tally(step, h.clone()).parts] == ["g", "h"]
     lam = lambda h: h * 2  # noqa: E731
-    assert all(p.name.startswith("line ") for p in tally(lam, h).parts)
+    assert all(p.label.startswith("line ") for p in tally(lam, h).parts)
 
 
 def test_an_out_tensor_and_a_resize_are_counted_as_allocations():
@@ -213,7 +213,7 @@ def test_a_step_whose_source_cannot_be_read_is_still_counted(batch):
     scope = {"torch": torch, "F": F}
     exec("def step(a):\n    b = a * 2\n    return b.sum()\n", scope)
     cost = tally(scope["step"], torch.ones(3))
-    assert cost.count == 2 and [p.name for p in cost.parts] == ["line 2", "line 3"]
+    assert cost.count == 2 and [p.label for p in cost.parts] == ["line 2", "line 3"]
     assert saving(cost, tally(fused_step, net, Xb, Yb)) is None
 
 
