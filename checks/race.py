@@ -165,9 +165,13 @@ def _entries(net: Net) -> list[tuple[str, torch.Tensor]]:
     return [(f"net[{i}]", p) for i, p in enumerate(net)]
 
 
-def _in_order(grads: object, params: Net) -> list | None:
-    """``grads`` in the order of ``params``, or None where they do not match its shape: a list
-    as long for a list, a dict of the same names for a dict."""
+def _returned(out: object, params: Net) -> list | None:
+    """The gradients of a step's ``(loss, grads)`` in the order of ``params``, or None where it
+    returned something else, or gradients unlike ``params``: a list as long for a list, a dict
+    of the same names for a dict."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        return None
+    grads = out[1]
     if isinstance(params, dict):
         return (
             [grads[k] for k in params]
@@ -211,13 +215,16 @@ class _Bound:
     graph: bool
     batches: list[tuple[torch.Tensor, torch.Tensor]]
 
+    def _mode(self):
+        return torch.enable_grad() if self.graph else torch.no_grad()
+
     def __call__(self, Xb: torch.Tensor, Yb: torch.Tensor):
-        with torch.enable_grad() if self.graph else torch.no_grad():
+        with self._mode():
             return self.step(self.params, Xb, Yb)
 
     def tally(self, Xb: torch.Tensor, Yb: torch.Tensor) -> Cost:
         """What one call costs."""
-        with torch.enable_grad() if self.graph else torch.no_grad():
+        with self._mode():
             return tally(self.step, self.params, Xb, Yb)
 
 
@@ -245,8 +252,7 @@ def _walker(call: _Bound) -> Callable[[], object]:
 def _gradients(call: _Bound) -> list[torch.Tensor]:
     """Autograd's gradients on one minibatch, in net's order (zeros for a parameter the loss does
     not use)."""
-    out = call(*call.batches[0])
-    grads = _in_order(out[1], call.params) if isinstance(out, tuple) and len(out) == 2 else None
+    grads = _returned(call(*call.batches[0]), call.params)
     if grads is None:
         raise TypeError(
             "race(): the autograd step must return (loss, grads), a gradient for each parameter "
@@ -267,7 +273,7 @@ def _problem(call: _Bound, expected: list[torch.Tensor]) -> str | None:
         out = call(*call.batches[0])
     except Exception as error:  # the learner's code: any error is theirs to see, in one line
         return f"not timed: it raised {_said(error)}"
-    grads = _in_order(out[1], call.params) if isinstance(out, tuple) and len(out) == 2 else None
+    grads = _returned(out, call.params)
     if grads is None or not all(isinstance(g, torch.Tensor) for g in grads):
         kind = "dict of the same names" if isinstance(call.params, dict) else "list as long"
         return f"not timed: it must return (loss, grads), grads a {kind} as net, of tensors"
