@@ -41,14 +41,13 @@ first minibatch: their gradients are compared as ``checks.cmp`` compares them (`
 allclose, or within float rounding) and the largest difference is printed, and so is the largest
 difference of the parameters after the update. If the gradients disagree, nothing is timed.
 
-Timing and counting as in ``bench_train.py`` (``CountOps``, ``percentile`` and ``op_breakdown``
-from ``bench/measure.py``): the same ``torch.set_num_threads`` for both variants, a warm-up,
-then the variants take turns in blocks of steps until each has run ``--steps`` steps, every
+Timing and counting as in ``bench_train.py`` (``checks.cost.Tally``; ``percentile`` and
+``op_breakdown`` from ``bench/measure.py``): the same ``torch.set_num_threads`` for both variants, a
+warm-up, then the variants take turns in blocks of steps until each has run ``--steps`` steps, every
 step timed on its own with ``time.perf_counter_ns``; medians and the 10th and 90th percentiles.
-Operators are counted with a ``TorchDispatchMode`` on one step from the start, phase by phase:
-every ATen operator that reaches the dispatcher, those the autograd engine runs during
-``backward()`` included. Nothing is asserted; compare ratios from one run rather than absolute
-times across runs.
+Operators are counted with a ``TorchDispatchMode`` on one step from the start, phase by phase: every
+ATen operator that reaches the dispatcher, those the autograd engine runs during ``backward()``
+included. Nothing is asserted; compare ratios from one run rather than absolute times across runs.
 """
 
 from __future__ import annotations
@@ -71,10 +70,11 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
 
-from measure import CountOps, header, op_breakdown, percentile  # noqa: E402  (bench/measure.py)
+from measure import header, op_breakdown, percentile  # noqa: E402  (bench/measure.py)
 
 from checks import load_names, require, setting, split_dataset  # noqa: E402
 from checks.compare import close_enough  # noqa: E402
+from checks.cost import Tally  # noqa: E402
 from checks.tolerances import ATOL, RTOL  # noqa: E402
 from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast  # noqa: E402
 
@@ -255,13 +255,13 @@ def count_phases(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> dic
     ops = {}
     for name, kind in VARIANTS.items():
         variant, phases = Variant(nb, start, 1, kind), {}
-        with CountOps() as counter:
+        with Tally() as counter:
             state = variant.forward(X, Y)
         phases["forward"] = counter.ops
-        with CountOps() as counter:
+        with Tally() as counter:
             grads = variant.backward(state)
         phases["backward"] = counter.ops
-        with CountOps() as counter:
+        with Tally() as counter:
             variant.update(grads)
         phases["update"] = counter.ops
         ops[name] = phases

@@ -1,7 +1,7 @@
 """What the benches share: timing per call, percentiles, counting the operators of a step
-(``CountOps``, a ``TorchDispatchMode``), a run's header, and the timing of ``checks.cmp`` against
-the lecture's four-line ``cmp``. A helper module beside the benches (each imports it by name, from
-its own folder); nothing here is a bench of its own."""
+(``count_ops``, by ``checks.cost``'s ``TorchDispatchMode``), a run's header, and the timing of
+``checks.cmp`` against the lecture's four-line ``cmp``. A helper module beside the benches (each
+imports it by name, from its own folder); nothing here is a bench of its own."""
 
 from __future__ import annotations
 
@@ -17,34 +17,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 # checks.cmp itself, not the learner's progress file: outside a kernel (here) every check would
 # rewrite that file (about 3 ms with its 1,000 attempts kept); a kernel writes it once per cell
 os.environ.setdefault("WORKBOOK_PROGRESS", "off")
 
 import checks  # noqa: E402
+from checks.cost import tally  # noqa: E402
 
 N, D = 32, 64  # the batch and the width of the tensor checks.cmp is timed on
 
 
-class CountOps(TorchDispatchMode):
-    """Counts every ATen operator that reaches the dispatcher while it is active."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: collections.Counter = collections.Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[str(func.overloadpacket)] += 1
-        return func(*args, **(kwargs or {}))
-
-
 def count_ops(run: Callable, Xb: torch.Tensor, Yb: torch.Tensor) -> collections.Counter:
-    counter = CountOps()
-    with counter:
-        run(Xb, Yb)
-    return counter.ops
+    """Every ATen operator of ``run(Xb, Yb)``, by kind (``checks.cost.tally``)."""
+    return tally(run, Xb, Yb).ops
 
 
 def percentile(xs: list[int], q: float) -> float:

@@ -33,7 +33,7 @@ from torch.utils._pytree import tree_flatten
 
 from checks.parsing import parse
 
-__all__ = ["Cost", "Part", "saving", "tally", "timings"]
+__all__ = ["Cost", "Part", "Tally", "saving", "tally", "timings"]
 
 _TORCH = str(Path(torch.__file__).parent)  # torch's own Python frames between a step and ATen
 # saving() compares names only with a leaner step whose operators are nearly all put down to
@@ -79,10 +79,11 @@ class Cost:
         return next((p for p in self.parts if name in p.names), None)
 
 
-class _Tally(TorchDispatchMode):
-    """Counts operators and new storages, each under the line of ``code`` that dispatched it."""
+class Tally(TorchDispatchMode):
+    """While active (``with Tally() as counter``), counts operators by kind (``counter.ops``) and
+    new storages, each under the line of ``code`` that dispatched it (none without ``code``)."""
 
-    def __init__(self, code: CodeType | None) -> None:
+    def __init__(self, code: CodeType | None = None) -> None:
         super().__init__()
         self.code = code
         self.ops: Counter = Counter()
@@ -101,6 +102,8 @@ class _Tally(TorchDispatchMode):
     def _line(self) -> tuple[int, bool] | None:
         """The line of ``code`` that dispatched the operator, and whether it did so itself (not
         through a Python function of its own that it calls); None outside ``code``."""
+        if self.code is None:
+            return None
         frame, direct = sys._getframe(2), True
         while frame is not None and frame.f_code is not self.code:
             if not frame.f_code.co_filename.startswith(_TORCH):
@@ -127,7 +130,7 @@ def _storages(tree: object) -> dict[int, int]:
 def tally(step: Callable, *args: object) -> Cost:
     """Run ``step(*args)`` once and return what it cost."""
     code = getattr(inspect.unwrap(step), "__code__", None)
-    counter = _Tally(code)
+    counter = Tally(code)
     with counter:
         step(*args)
     names = _assigned_names(step)
