@@ -12,6 +12,15 @@ os.environ.setdefault("WORKBOOK_STEPS", "200")
 # name their own
 os.environ.setdefault("WORKBOOK_PROGRESS", "off")
 
+try:  # the suite draws the same examples on every run: a red run is a defect, found again at will
+    from hypothesis import settings as _hypothesis
+
+    _hypothesis.register_profile("workbook", derandomize=True, database=None)
+    _hypothesis.register_profile("explore")  # HYPOTHESIS_PROFILE=explore: new draws each run
+    _hypothesis.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "workbook"))
+except ImportError:  # hypothesis is in [dev]; the notebooks' nbval run needs none of it
+    pass
+
 
 def pytest_xdist_auto_num_workers(config) -> int | None:
     """``-n auto``: one worker more than the CPUs this process may use (unless

@@ -530,6 +530,8 @@ def _all_zeros(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str
     """Nothing but zeros where the gradient is not: a mask the wrong way round, or no formula."""
     if not e.numel() or e.numel() == 1 or bool(y.any()) or not bool(e.any()):
         return None
+    if _path_left_out(y, e, ctx):
+        return None  # the one use kept adds nothing here (a relu off everywhere)
     if re.search(r"\bmasked_fill_?\(|\bwhere\(", ctx.code or ""):
         return "mask", (
             f"your {ctx.answer} is all zeros, but {ctx.target} is not: its mask keeps none of the "
@@ -542,8 +544,15 @@ def _all_zeros(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str
     )
 
 
+def _path_left_out(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> bool:
+    """Whether the answer is the contribution of some of its tensor's uses, the others left out.
+    That reading comes before a coincidence its numbers happen to match (the negative of the whole
+    where ``h / x`` with ``h = x**2`` makes one use's term minus the sum, a transpose, zeros)."""
+    return _tried(_missing_path, y, e, ctx) is not None
+
+
 def _negative(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
-    if not close(-y, e, ctx.rtol, ctx.atol):
+    if not close(-y, e, ctx.rtol, ctx.atol) or _path_left_out(y, e, ctx):
         return None
     fix = "the signs in your formula" if ctx.value else "the sign of each local derivative"
     return "sign", f"your {ctx.answer} is exactly the negative of {ctx.target}: check {fix}."
@@ -551,6 +560,8 @@ def _negative(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str]
 
 def _transposed(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] | None:
     if not (y.dim() >= 2 and y.shape[-1] == y.shape[-2] > 1 and close(y.mT, e, ctx.rtol, ctx.atol)):
+        return None
+    if _path_left_out(y, e, ctx):
         return None
     last = "" if y.dim() == 2 else " in its last two axes"
     return "transpose", (

@@ -774,3 +774,36 @@ def test_a_paths_use_is_data_and_its_label_is_made_from_it():
     ]
     assert sorted(map(str, uses))[1:] == ["input 1 of `sq` (mul)", "input 2 of `sq` (mul)"]
     assert [use_of(use_record(u)) for u in uses] == uses
+
+
+def _two_uses_of_x(kept_is_zero: bool):
+    """``x`` feeds two steps; the term through the first is minus the whole gradient (``x**2 / x``
+    is ``x``), or zero (a relu off everywhere)."""
+    x = (torch.rand(4, 5, generator=gen(7)) + 0.5).requires_grad_(True)
+    if kept_is_zero:
+        first = torch.relu(x - 10.0)
+        out = first + 3 * x
+    else:
+        first = x**2
+        out = first / x
+    out.retain_grad()
+    first.retain_grad()
+    w = torch.randn(4, 5, generator=gen(8))
+    loss = (out * w).sum()
+    loss.backward(retain_graph=True)
+    return x, first, out, loss
+
+
+@pytest.mark.parametrize("kept_is_zero", [False, True], ids=["minus-the-whole", "zero"])
+def test_a_path_left_out_is_named_before_a_sign_or_zeros_its_numbers_match(kept_is_zero):
+    x, first, out, loss = _two_uses_of_x(kept_is_zero)
+    if kept_is_zero:  # the relu's term kept, the 3 * x left out
+        kept = (x.detach() > 10.0).float() * first.grad
+        assert not kept.any()
+    else:  # the direct term of out = first / x kept, the one through first left out
+        kept = -first.detach() / x.detach() ** 2 * out.grad
+        assert torch.allclose(kept, -x.grad)
+    res = cmp("x", kept, x, loss=loss, quiet=True)
+    assert (res.ok, res.mistake) == (False, "missing-path"), res.hint
+    if kept_is_zero:  # the whole negated is no use's term here: still a sign
+        assert cmp("x", -x.grad, x, loss=loss, quiet=True).mistake == "sign"
