@@ -29,7 +29,7 @@ variant and is left out). The variants:
   ``torch._foreach_add_`` for the update of all seven parameters; the hand-written backward also
   reuses the two batch sums it already has for ``dbngain`` and ``dbnbias``); the autograd side gets
   the same forward pass and update, so the pair compares like with like;
-- ``hand, fast``: the fused step of ``tests/fast_steps.py`` (the notebook's mathematics in few
+- ``hand, fast``: exercise 5's ``step_fast``, read from the solution by ``tests/fast_steps.py`` (few
   operations: ``addmm``, the variance from the centred rows, the fused cross-entropy made in the
   log-softmax's storage, the fused batch-norm gradient reusing ``dbngain`` and ``dbnbias``), then
   the notebook's update, as ``hand`` and ``autograd`` do.
@@ -146,13 +146,13 @@ def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Ten
 
 
 def autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
-    """The notebook's forward pass, loss.backward() (``tests/fast_steps.py``), the notebook's
+    """The notebook's forward pass, loss.backward() (exercise 5's ``step_autograd``), the notebook's
     update."""
     return updated(autograd_gradients, n_hidden, graph=True)
 
 
 def fast_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
-    """The fused step (``tests/fast_steps.py``: the notebook's mathematics made fast), then the
+    """The fused step (exercise 5's ``step_fast``: the notebook's mathematics made fast), then the
     notebook's update."""
     return updated(fused_step, n_hidden)
 

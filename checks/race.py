@@ -90,6 +90,10 @@ class Race:
             lines += [f"  {note}"] if note else []
         return "\n".join(lines)
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's plain text (a terminal, a notebook's text/plain): the table, as printed."""
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         heads = ["step", "median µs", f"× {self.laps[0].name}"]
         head = "".join(th(h, "left" if i == 0 else "right") for i, h in enumerate(heads))

@@ -84,11 +84,11 @@ def test_the_slower_step_is_told_its_biggest_saving_against_the_fastest(data):
     # the times set by hand: which step is fastest is not left to the machine
     laps = tuple(
         Lap(name, seconds, costs[name])
-        for name, seconds in [("autograd", 4e-4), ("fused_step", 2e-4), ("step_looped", 3e-3)]
+        for name, seconds in [("autograd", 4e-4), ("step_fast", 2e-4), ("step_looped", 3e-3)]
     )
     timed = Race(laps, 32)
     assert timed.note(timed.lap("step_looped")).startswith("your `dC` takes ")
-    assert timed.note(timed.lap("fused_step")) == "" and timed.note(timed.lap("autograd")) == ""
+    assert timed.note(timed.lap("step_fast")) == "" and timed.note(timed.lap("autograd")) == ""
     assert timed.ratio("step_looped") == pytest.approx(7.5)
     with pytest.raises(KeyError):
         timed.lap("step")
@@ -184,3 +184,13 @@ def test_what_race_cannot_use_gets_a_sentence(data, change, message):
     given = {"net": net, "X": X, "Y": Y, **change}
     with pytest.raises((TypeError, ValueError), match=message):
         race(step_fast, autograd=autograd_step, **given)
+
+
+def test_ipythons_plain_text_of_a_race_is_its_table(data):
+    """What a notebook's text/plain (a terminal, VS Code's plain view, nbval) shows: the table."""
+    from IPython.core.formatters import PlainTextFormatter
+
+    net, X, Y = data
+    result = race(step_fast, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
+    shown = PlainTextFormatter()(result)
+    assert shown == str(result) and shown.startswith("steps on minibatches of 32:")

@@ -12,6 +12,7 @@ from pathlib import Path
 import matplotlib
 import nbformat
 import pytest
+import torch
 
 from checks import hint, hints, session, summary, variant
 from checks.authoring.variants import build
@@ -248,6 +249,40 @@ def test_a_variants_student_copy_and_ladders_come_from_its_solution():
     assert "F.gelu(hpreact)" in first["rungs"][0] and "torch.erf(hpreact" in first["solution"]
     assert [lad["check"] for lad in ladders["dlogits"]] == ["logits", "logits (fused)", "dlogits"]
     assert "targets" in ladders["dlogits"][1]["solution"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "kept"),
+    [
+        ({"n_embd": 16, "n_hidden": 96, "block_size": 4}, True),  # the lecture's maths, resized
+        ({"activation": "relu"}, False),
+        ({"norm": "batchnorm-biased", "n_hidden": 48}, False),
+        ({"norm": "none"}, False),
+        ({"loss": "label-smoothing", "smoothing": 0.1}, False),
+    ],
+)
+def test_the_fast_step_exercise_is_kept_only_for_the_lectures_maths(changes, kept):
+    """Exercise 5's autograd and fast steps are the lecture network's: a variant of other maths
+    leaves the exercise out whole (no stray heading or race cell); a resized one keeps it, and
+    its fast step gives its autograd step's gradients at its sizes."""
+    v = replace(Makemore(), **changes)
+    nb = build.solution(v, seed=1)
+    texts = [c.source for c in nb.cells]
+    for anchor in ("Exercise 5", "def step_autograd(", "def step_fast(", "race(step_fast"):
+        assert any(anchor in t for t in texts) == kept, anchor
+    student = build.student(v, seed=1)
+    assert any("def step_fast(" in c.source for c in student.cells) == kept
+    if kept:
+        ns, _ = _run(nb)
+        for text in texts[-3:-1]:  # step_autograd and step_fast, defined where the network is
+            exec(text, ns)
+        net = [p.detach().requires_grad_() for p in ns["net"]]
+        loss, expected = ns["step_autograd"](net, ns["Xtr"][:32], ns["Ytr"][:32])
+        with torch.no_grad():
+            loss_fast, grads = ns["step_fast"](net, ns["Xtr"][:32], ns["Ytr"][:32])
+        assert torch.allclose(loss, loss_fast, atol=1e-6)
+        for g, e in zip(grads, expected, strict=True):
+            assert g.shape == e.shape and torch.allclose(g, e, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.slow
