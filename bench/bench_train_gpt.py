@@ -31,7 +31,7 @@ the same minibatches in the same order. The variants:
   grad again with ``requires_grad_()``, which is no ATen operator). The notebook's own autograd run
   uses ``torch.optim.AdamW`` instead; here the variants share the update, so the ratio compares
   the forward and backward passes;
-- ``hand, fast``: ``gpt_forward_fast`` and ``gpt_backward_fast`` of ``tests/fast_gpt.py`` (the
+- ``hand, fast``: exercise 4's ``gpt_forward_fast`` and ``gpt_backward_fast`` (the
   forward pass keeps what the backward pass needs, the attention probabilities and the GELU's
   sigmoid among them; the backward pass recomputes none of it), the notebook's ``gpt_loss`` and
   the same update.
@@ -76,7 +76,6 @@ from checks import load_names, require, setting, split_dataset  # noqa: E402
 from checks.compare import close_enough  # noqa: E402
 from checks.cost import Tally  # noqa: E402
 from checks.tolerances import ATOL, RTOL  # noqa: E402
-from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "05-transformer-backprop.ipynb"
 FUNCTIONS = {
@@ -92,6 +91,9 @@ FUNCTIONS = {
     "gpt_loss",
     "adamw",
     "learning_rate",
+    "layernorm_fast",  # exercise 4 (optional): the fast forward and backward passes
+    "gpt_forward_fast",
+    "gpt_backward_fast",
 }
 CONSTANTS = {
     "seed",
@@ -102,6 +104,8 @@ CONSTANTS = {
     "lr_max",
     "lr_min",
     "weight_decay",
+    "GELU_K",
+    "GELU_C",
 }
 DATA_CELL = "encode"  # the cell that defines it builds Xtr, Ytr, vocab_size and block_size
 N_LAYER, POOL, BLOCK_STEPS = 2, 64, 20
@@ -185,7 +189,7 @@ class Variant:
             return gpt_loss(logits, Y)
         with torch.no_grad():
             if self.kind == "fast":
-                logits, cache = gpt_forward_fast(self.params, X, self.nb["n_head"])
+                logits, cache = self.nb["gpt_forward_fast"](self.params, X)
             else:
                 logits, cache = gpt_forward(self.params, X)
             return X, Y, logits, cache, gpt_loss(logits, Y)
@@ -197,7 +201,7 @@ class Variant:
             state.backward()
             return {name: p.grad for name, p in self.params.items()}
         X, Y, logits, cache, _ = state
-        backward = gpt_backward_fast if self.kind == "fast" else self.nb["gpt_backward"]
+        backward = self.nb["gpt_backward_fast" if self.kind == "fast" else "gpt_backward"]
         with torch.no_grad():
             return backward(self.params, X, Y, logits, cache)
 

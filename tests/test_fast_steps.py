@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from checks.race import race
 from tests import makemore
-from tests.fast_gpt import gpt_backward_fast, gpt_forward_fast
+from tests.fast_gpt import fast_gpt
 from tests.fast_steps import autograd_step, fused_step
 
 VOCAB, BLOCK = 27, 16
@@ -88,9 +88,11 @@ def test_the_fast_gpt_step_gives_autograds_loss_and_gradients(n_layer, C, n_head
     leaves = {k: t.clone().requires_grad_() for k, t in p.items()}
     loss = builtin_loss(leaves, X, Y, n_head)
     loss.backward()
+    gpt_forward_fast, gpt_backward_fast = fast_gpt(C, n_head)
     with torch.no_grad():
-        logits, cache = gpt_forward_fast(p, X, n_head)
-        fast_loss = F.cross_entropy(logits, Y.reshape(-1), ignore_index=-1)
+        logits, cache = gpt_forward_fast(p, X)
+        assert logits.shape == (B, T, VOCAB)
+        fast_loss = F.cross_entropy(logits.view(-1, VOCAB), Y.reshape(-1), ignore_index=-1)
         grads = gpt_backward_fast(p, X, Y, logits, cache)
     torch.testing.assert_close(fast_loss, loss.detach(), **tolerances(dtype))
     assert list(grads) == list(p)
@@ -126,9 +128,11 @@ def test_race_takes_notebook_05s_parameters_by_name_and_names_a_wrong_one():
         loss.backward()
         return loss, {name: t.grad for name, t in p.items()}
 
+    gpt_forward_fast, gpt_backward_fast = fast_gpt(36, 4)
+
     def gpt_fast(p, X, Y):
-        logits, cache = gpt_forward_fast(p, X, 4)
-        loss = F.cross_entropy(logits, Y.reshape(-1), ignore_index=-1)
+        logits, cache = gpt_forward_fast(p, X)
+        loss = F.cross_entropy(logits.view(-1, VOCAB), Y.reshape(-1), ignore_index=-1)
         return loss, gpt_backward_fast(p, X, Y, logits, cache)
 
     def gpt_doubled(p, X, Y):

@@ -96,7 +96,7 @@ def test_every_variant_of_50_seeds_matches_autograd():
 
 def test_a_variants_text_has_its_network_and_not_the_lectures():
     v = Transformer(activation="silu", norm="rmsnorm", n_embd=42, n_head=6)
-    text = "\n".join(build.sources(v))
+    text = "\n".join(t for t in build.sources(v) if t is not None)  # None: a cell taken out
     assert "n_embd, n_head = 42, 6\nhead_size = n_embd // n_head  # 7" in text
     assert f"two-block GPT ({parameters(42):,} parameters)" in text
     assert "silu_backward" in text and "rmsnorm_backward" in text and "rmsnorm(x0" in text
@@ -169,6 +169,48 @@ def test_the_lectures_answer_or_a_slip_fails_where_the_variant_differs(v, answer
     failed = [r for r in _checked(v, answers) if not r.ok]
     assert [(r.name, r.mistake) for r in failed[:1]] == [(first, mistake)], failed[:3]
     assert {r.mistake for r in failed[1:]} <= {"upstream"}, failed[:3]
+
+
+@pytest.mark.parametrize(
+    ("changes", "kept"),
+    [
+        ({"n_embd": 42, "n_head": 6}, True),  # the lecture's maths, wider
+        ({"n_embd": 30, "n_head": 5}, True),
+        ({"activation": "relu"}, False),
+        ({"norm": "rmsnorm"}, False),
+        ({"loss": "label-smoothing", "smoothing": 0.2}, False),
+    ],
+)
+def test_the_fast_exercise_is_kept_only_for_the_lectures_maths(changes, kept):
+    """Exercise 4's fast passes are the lecture network's: a variant of other maths leaves the
+    exercise out whole, a wider one keeps it, and its fast passes give its gpt_backward's
+    gradients at its width and heads."""
+    v = dataclasses.replace(Transformer(), **changes)
+    nb = build.solution(v, seed=1)
+    texts = [c.source for c in nb.cells]
+    anchors = ("make it fast", "def gpt_forward_fast(", "def gpt_backward_fast(", "race(step_fast")
+    for anchor in anchors:
+        assert any(anchor in t for t in texts) == kept, anchor
+    assert any("def gpt_backward_fast(" in c.source for c in build.student(v, seed=1).cells) == kept
+    if kept:
+        cut = next(i for i, c in enumerate(nb.cells) if TRAINING in c.source)
+        fast = [
+            c
+            for c in nb.cells
+            if "def gpt_forward_fast(" in c.source or "def gpt_backward_fast(" in c.source
+        ]
+        nb.cells = nb.cells[:cut] + fast
+        ns, _ = run_cells(nb, keep=DATA)
+        p = ns["init_gpt"](2, ns["torch"].Generator().manual_seed(1))
+        X, Y = ns["Xtr"][:8], ns["Ytr"][:8]
+        logits, cache = ns["gpt_forward"](p, X)
+        expected = ns["gpt_backward"](p, X, Y, logits, cache)
+        logits_fast, cache_fast = ns["gpt_forward_fast"](p, X)
+        assert ns["torch"].allclose(logits, logits_fast, atol=1e-5)
+        got = ns["gpt_backward_fast"](p, X, Y, logits_fast, cache_fast)
+        assert list(got) == list(expected)
+        for name, g in got.items():
+            assert ns["torch"].allclose(g, expected[name], rtol=1e-4, atol=1e-6), name
 
 
 def test_a_generated_solution_passes_nbval(tmp_path):

@@ -323,26 +323,14 @@ def lecture_numbers() -> Iterator[Edit]:
     )
 
 
-# the cells of exercise 5 (optional): its autograd step and its fast step are the lecture's network's
+# the cells of exercise 5 (optional), taken out of a variant whose answers differ: its autograd step
+# and its fast step are the lecture network's own
 FAST_EXERCISE = (
-    "# Exercise 5 (optional): make it fast",
+    "# Exercise 5: make it fast (optional)",
     "def step_autograd(net, Xb, Yb):",
     "def step_fast(net, Xb, Yb):",
     "race(step_fast, step, autograd=step_autograd,",
 )
-
-
-def same_network(v: Makemore) -> bool:
-    """Whether ``v``'s network computes the lecture's function (its sizes aside)."""
-    d = Makemore()
-    return (v.activation, v.norm, v.loss) == (d.activation, d.norm, d.loss)
-
-
-def without_fast_exercise() -> Iterator[Edit]:
-    """Exercise 5 taken out, first (its steps repeat the forward pass the other edits change): a
-    fast step is the lecture network's own, so a variant of other maths has none."""
-    for anchor in FAST_EXERCISE:
-        yield Drop(anchor)
 
 
 IMPORTS = (
@@ -355,7 +343,8 @@ def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
     order come after them)."""
     if v == Makemore():
         return []
-    out: list[Edit] = [] if same_network(v) else list(without_fast_exercise())
+    # first: its steps repeat the forward pass that the other edits change
+    out: list[Edit] = [Drop(a) for a in FAST_EXERCISE] if v.answers_differ else []
     out += announced(v, IMPORTS)
     if v.norm == "batchnorm-biased":
         out += biased_variance()

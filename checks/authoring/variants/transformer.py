@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from checks.authoring.variants.edits import Edit, Sub, Swap, announced, apply, line, reordered
+from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, announced, apply, line, reordered
 from checks.variants.transformer import FUNCTIONS, GROUPS, STEM, Transformer, renamed
 
 
@@ -539,12 +539,24 @@ LLM_C_OTHER = (
 )
 
 
+# the cells of exercise 4 (optional), taken out of a variant whose answers differ: its fast forward
+# and backward passes are the lecture network's own
+FAST_EXERCISE = (
+    "# Exercise 4: make it fast (optional)",
+    "def gpt_forward_fast(p, X):",
+    "def gpt_backward_fast(p, X, Y, logits, cache):",
+    "race(step_fast, step, autograd=step_autograd,",
+)
+
+
 def edits(v: Transformer) -> list[Edit]:
     """The edits that make the lecture's notebook ``v``'s (the order and the names come after
     them)."""
     if v == Transformer():
         return []
-    out: list[Edit] = announced(v, IMPORTS, STEM)
+    # first: its steps repeat the forward pass that the other edits change
+    out: list[Edit] = [Drop(a) for a in FAST_EXERCISE] if v.answers_differ else []
+    out += announced(v, IMPORTS, STEM)
     if v.norm == "rmsnorm" or v.function != "gelu":  # llm.c's own names are not renamed
         out.append(Sub(LLM_C, LLM_C_OTHER))
     if v.norm == "rmsnorm":
