@@ -530,8 +530,6 @@ def _all_zeros(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str
     """Nothing but zeros where the gradient is not: a mask the wrong way round, or no formula."""
     if not e.numel() or e.numel() == 1 or bool(y.any()) or not bool(e.any()):
         return None
-    if _path_left_out(y, e, ctx):
-        return None  # the one use kept adds nothing here (a relu off everywhere)
     if re.search(r"\bmasked_fill_?\(|\bwhere\(", ctx.code or ""):
         return "mask", (
             f"your {ctx.answer} is all zeros, but {ctx.target} is not: its mask keeps none of the "
@@ -546,8 +544,10 @@ def _all_zeros(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str
 
 def _path_left_out(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> bool:
     """Whether the answer is the contribution of some of its tensor's uses, the others left out.
-    That reading comes before a coincidence its numbers happen to match (the negative of the whole
-    where ``h / x`` with ``h = x**2`` makes one use's term minus the sum, a transpose, zeros)."""
+    That reading comes before a coincidence its numbers happen to match: the negative of the whole
+    (``h / x`` with ``h = x**2`` makes one use's term minus the sum), its transpose, its entries
+    in other places. Not before zeros: a use whose term is near zero (the path through a row's
+    maximum) would explain any answer left at zeros."""
     return _tried(_missing_path, y, e, ctx) is not None
 
 
@@ -1314,7 +1314,7 @@ def _layout(y: torch.Tensor, e: torch.Tensor, ctx: Context) -> tuple[str, str] |
     if float(e.max() - e.min()) <= 0.0:
         return None
     ys, es = y.flatten().sort().values, e.flatten().sort().values
-    if not close(ys, es, ctx.rtol, ctx.atol):
+    if not close(ys, es, ctx.rtol, ctx.atol) or _path_left_out(y, e, ctx):
         return None
     if e.dim() >= 1 and int((e != 0).sum(-1).max()) <= 1:  # one entry a row: a picked one
         return "layout", (

@@ -109,6 +109,14 @@ def test_the_fused_makemore_step_gives_autograds_gradients(n, dtype):
     Xb, Yb = torch.randint(0, 27, (n, 3), generator=g), torch.randint(0, 27, (n,), generator=g)
     leaves = [t.clone().requires_grad_() for t in net]
     loss, expected = autograd_step(leaves, Xb, Yb)
+    # the solution's autograd step against the tests' own forward pass (tests/makemore.py), so
+    # that a slip the two cells of the solution share cannot pass
+    mine = {k: t.clone().requires_grad_() for k, t in zip(ORDER, net, strict=True)}
+    own = makemore.forward(mine, Xb, Yb)["loss"]
+    own.backward()
+    torch.testing.assert_close(loss.detach(), own.detach(), **tolerances(dtype))
+    for name, want in zip(ORDER, expected, strict=True):
+        torch.testing.assert_close(want, mine[name].grad, **tolerances(dtype), msg=name)
     with torch.no_grad():
         fast_loss, grads = fused_step(net, Xb, Yb)
     torch.testing.assert_close(fast_loss, loss.detach(), **tolerances(dtype))

@@ -344,7 +344,7 @@ def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
     if v == Makemore():
         return []
     # first: its steps repeat the forward pass that the other edits change
-    out: list[Edit] = [Drop(a) for a in FAST_EXERCISE] if v.answers_differ else []
+    out: list[Edit] = list(map(Drop, FAST_EXERCISE)) if v.answers_differ else []
     out += announced(v, IMPORTS)
     if v.norm == "batchnorm-biased":
         out += biased_variance()

@@ -541,6 +541,10 @@ LLM_C_OTHER = (
 
 # the cells of exercise 4 (optional), taken out of a variant whose answers differ: its fast forward
 # and backward passes are the lecture network's own
+FAST_LISTED = (
+    "4. **Exercise 4** (optional, not graded): a fast backward pass, `gpt_backward_fast`, timed "
+    "against autograd's.\n"
+)
 FAST_EXERCISE = (
     "# Exercise 4: make it fast (optional)",
     "def gpt_forward_fast(p, X):",
@@ -555,7 +559,7 @@ def edits(v: Transformer) -> list[Edit]:
     if v == Transformer():
         return []
     # first: its steps repeat the forward pass that the other edits change
-    out: list[Edit] = [Drop(a) for a in FAST_EXERCISE] if v.answers_differ else []
+    out: list[Edit] = [Sub(FAST_LISTED, ""), *map(Drop, FAST_EXERCISE)] if v.answers_differ else []
     out += announced(v, IMPORTS, STEM)
     if v.norm == "rmsnorm" or v.function != "gelu":  # llm.c's own names are not renamed
         out.append(Sub(LLM_C, LLM_C_OTHER))
