@@ -29,3 +29,31 @@ def test_every_run_stops_at_its_last_record(name):
         assert not after, f"{name}: {who} runs {len(after)} cells after its last record: {after}"
         recorded = [c for k in sorted(plan.records) for c in plan.records[k]]
         assert recorded == checks, f"{name}: {who} records {recorded}, expected {checks}"
+
+
+@pytest.mark.parametrize(
+    ("name", "stub"),
+    [
+        ("03-makemore-backprop.ipynb", "def step_fast("),
+        ("05-transformer-backprop.ipynb", "def gpt_backward_fast("),
+    ],
+)
+def test_the_learners_own_cells_in_the_optional_exercise_join_no_answer(name, stub, tmp_path):
+    """A cell of the learner's own in the optional, never graded fast exercise (an unfinished
+    attempt that raises, a copy of a step renamed or not) is run with no graded answer: before, it
+    joined the last answer above it and failed its checks. A cell of their own beside an answer
+    still joins it."""
+    import nbformat
+
+    ex = load_exercise(SOLUTIONS / name)
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if c.source.startswith(stub))
+    attempt = "def step(net, Xb, Yb):\n    raise RuntimeError('unfinished')\nprint(undefined_name)"
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell(attempt))
+    last = ex.answers[-1]
+    beside = next(i for i, c in enumerate(nb.cells) if c.get("id") == last.cell_id)
+    nb.cells.insert(beside + 1, nbformat.v4.new_code_cell("scratch_of_mine = 1"))
+    nbformat.write(nb, tmp_path / name)
+    found = learner_cells(ex, tmp_path / name)
+    assert "scratch_of_mine = 1" in found[last.index]
+    assert not any(source and "undefined_name" in source for source in found.values())

@@ -62,9 +62,7 @@ def load_exercise(path: Path) -> Exercise:
     seen: collections.Counter = collections.Counter()
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            m = re.match(r"#+\s*(?:Exercise\s*)?(\d+)[.:]", cell.source.lstrip())
-            if m:  # "# Exercise 2: ..." or "## 2. ...": the checks that follow are ex2/...
-                section = f"ex{m.group(1)}"
+            section = section_of(cell.source) or section
             continue
         # a probe: how to read answers that live inside a function or class
         hints = cell.metadata.get("workbook", {})
@@ -93,6 +91,13 @@ def load_exercise(path: Path) -> Exercise:
     return ex
 
 
+def section_of(markdown: str) -> str | None:
+    """The section a markdown cell starts: "# Exercise 2: ..." or "## 2. ..." starts ``ex2`` (the
+    checks that follow are ex2/...); None for any other cell."""
+    m = re.match(r"#+\s*(?:Exercise\s*)?(\d+)[.:]", markdown.lstrip())
+    return f"ex{m.group(1)}" if m else None
+
+
 class Unreadable(Exception):
     pass
 
@@ -113,7 +118,7 @@ def learner_cells(ex: Exercise, path: Path) -> dict[int, str | None]:
         if cell is None:
             cell = _match_by_content(ans, code)
         found[ans.index] = cell.source if cell is not None else None
-    for index, extra in _added_cells(ex, code, found).items():
+    for index, extra in _added_cells(ex, _graded(ex, nb.cells), found).items():
         found[index] = "\n\n".join(extra)
     matched = sum(v is not None for v in found.values())
     if ex.answers and matched < max(1, len(ex.answers) // 3):
@@ -150,6 +155,19 @@ def hints_shown(ex: Exercise, path: Path) -> dict[str, str]:
                 top = max(rungs, key=lambda r: r.rung)
                 said[check] = f"{top.rung}/{top.of}"
     return said
+
+
+def _graded(ex: Exercise, cells: list) -> list:
+    """The learner's code cells, less those in a section of the notebook that holds no answer (an
+    optional exercise, never graded): a cell of their own there joins no answer."""
+    answered = {a.exercise for a in ex.answers}
+    section, code = "ex0", []
+    for cell in cells:
+        if cell.get("cell_type") == "markdown":
+            section = section_of(cell.get("source", "")) or section
+        elif cell.get("cell_type") == "code" and (section in answered or not answered):
+            code.append(cell)
+    return code
 
 
 def _added_cells(ex: Exercise, code: list, found: dict[int, str | None]) -> dict[int, list[str]]:
