@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import linecache
+import functools
 import os
 import subprocess
 import sys
@@ -64,7 +64,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import nbformat
 import torch
 import torch.nn.functional as F
 
@@ -87,7 +86,7 @@ from checks.cost import saving, tally, timings  # noqa: E402
 from checks.tolerances import ATOL, RTOL  # noqa: E402
 from tests import makemore  # noqa: E402
 from tests.fast_steps import autograd_step as autograd_gradients  # noqa: E402
-from tests.fast_steps import fused_step  # noqa: E402
+from tests.fast_steps import defining, fused_step  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "03-makemore-backprop.ipynb"
 N_EMBD, BLOCK, VOCAB, LR, SEED = 10, 3, 27, 0.1, 2147483647
@@ -103,23 +102,11 @@ def init_params(n_hidden: int) -> dict[str, torch.Tensor]:
     return makemore.init_params(VOCAB, BLOCK, N_EMBD, n_hidden, SEED)
 
 
-def notebook_step_source() -> str:
-    """The source of the cell of solutions/03 that defines ``step``."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    cells = [
-        c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def step(")
-    ]
-    if len(cells) != 1:
-        raise SystemExit(f"expected one cell defining step() in {NOTEBOOK}, found {len(cells)}")
-    return cells[0]
-
-
-def notebook_step(source: str, where: str = str(NOTEBOOK)) -> Callable:
-    """The notebook's ``step``, defined from its cell's source (``where``: the file name its code
-    reports)."""
-    scope = {"torch": torch, "F": F, "require": require, "n_embd": N_EMBD}
-    exec(compile(source, where, "exec"), scope)
-    return scope["step"]
+@functools.cache
+def notebook_step() -> Callable:
+    """The notebook's ``step``, defined once from its cell of solutions/03, its source kept where
+    ``checks.cost`` reads the names its statements assign (``tests.fast_steps.defining``)."""
+    return defining(NOTEBOOK, "step", require=require, n_embd=N_EMBD)["step"]
 
 
 def updated(step: Callable, n_hidden: int, graph: bool = False) -> tuple[Callable, dict]:
@@ -140,9 +127,9 @@ def updated(step: Callable, n_hidden: int, graph: bool = False) -> tuple[Callabl
     return run, p
 
 
-def hand_step(n_hidden: int, source: str) -> tuple[Callable, dict[str, torch.Tensor]]:
+def hand_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
     """The notebook's step, bound to its own parameters, and the notebook's update."""
-    return updated(notebook_step(source), n_hidden)
+    return updated(notebook_step(), n_hidden)
 
 
 def autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor]]:
@@ -229,33 +216,33 @@ def tuned_autograd_step(n_hidden: int) -> tuple[Callable, dict[str, torch.Tensor
 
 
 VARIANTS = {
-    "hand": lambda h, src: hand_step(h, src),
-    "autograd": lambda h, src: autograd_step(h),
-    "hand, fast": lambda h, src: fast_step(h),
-    "hand, tuned": lambda h, src: tuned_hand_step(h),
-    "autograd, tuned": lambda h, src: tuned_autograd_step(h),
+    "hand": hand_step,
+    "autograd": autograd_step,
+    "hand, fast": fast_step,
+    "hand, tuned": tuned_hand_step,
+    "autograd, tuned": tuned_autograd_step,
 }
 
 
 # ---------------------------------------------------------------- measuring
 
 
-def check_same_gradients(n_hidden: int, source: str, Xb: torch.Tensor, Yb: torch.Tensor) -> float:
+def check_same_gradients(n_hidden: int, Xb: torch.Tensor, Yb: torch.Tensor) -> float:
     """All four variants take one step from the same start: the largest difference between their
     new parameters."""
     after = []
     for make in VARIANTS.values():
-        run, p = make(n_hidden, source)
+        run, p = make(n_hidden)
         run(Xb, Yb)
         after.append(torch.cat([p[k].detach().flatten() for k in NAMES]))
     return max((a - after[0]).abs().max().item() for a in after[1:])
 
 
-def time_steps(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> dict:
+def time_steps(batch: int, n_hidden: int, steps: int, Xtr, Ytr) -> dict:
     g = torch.Generator().manual_seed(42)
     pool = [torch.randint(0, Xtr.shape[0], (batch,), generator=g) for _ in range(256)]
     batches = [(Xtr[ix], Ytr[ix]) for ix in pool]
-    runs = {name: make(n_hidden, source)[0] for name, make in VARIANTS.items()}
+    runs = {name: make(n_hidden)[0] for name, make in VARIANTS.items()}
     for run in runs.values():  # warm-up
         for Xb, Yb in batches[:50]:
             run(Xb, Yb)
@@ -270,8 +257,8 @@ def time_steps(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> 
                 run(Xb, Yb)
                 times[name].append(time.perf_counter_ns() - t0)
     Xb, Yb = batches[0]
-    ops = {name: count_ops(make(n_hidden, source)[0], Xb, Yb) for name, make in VARIANTS.items()}
-    return {"times": times, "ops": ops, "maxdiff": check_same_gradients(n_hidden, source, Xb, Yb)}
+    ops = {name: count_ops(make(n_hidden)[0], Xb, Yb) for name, make in VARIANTS.items()}
+    return {"times": times, "ops": ops, "maxdiff": check_same_gradients(n_hidden, Xb, Yb)}
 
 
 def step_table(results: list[tuple[int, int, dict]]) -> str:
@@ -305,7 +292,7 @@ def step_table(results: list[tuple[int, int, dict]]) -> str:
     return "\n".join(lines)
 
 
-def gradients_alone(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr) -> dict:
+def gradients_alone(batch: int, n_hidden: int, steps: int, Xtr, Ytr) -> dict:
     """The gradients without the update, as the notebook's exercises compare them: autograd's
     (the notebook's forward pass and ``loss.backward()``), the notebook's ``step`` and the fused
     step, on the same minibatches (``checks.cost``: medians of interleaved blocks, operators and
@@ -316,11 +303,9 @@ def gradients_alone(batch: int, n_hidden: int, steps: int, source: str, Xtr, Ytr
     p = init_params(n_hidden)
     leaves = [p[k] for k in NAMES]
     net = [t.detach().clone() for t in leaves]
-    where = f"<{NOTEBOOK.name}: step>"  # in linecache, as IPython keeps a cell: its names read
-    linecache.cache[where] = (len(source), None, source.splitlines(keepends=True), where)
     steps_by_name = {
         "autograd": autograd_gradients,
-        "notebook's step": notebook_step(source, where),
+        "notebook's step": notebook_step(),
         "fused step": fused_step,
     }
     expected = [t.clone() for t in autograd_gradients(leaves, Xb, Yb)[1]]
@@ -432,10 +417,10 @@ def cmp_cost(scale: float) -> str:
     return cmp_table(rows)
 
 
-def full_runs(source: str, Xtr, Ytr) -> list[str]:
+def full_runs(Xtr, Ytr) -> list[str]:
     lines = []
     for name in ("hand", "autograd"):
-        run, _ = VARIANTS[name](200, source)
+        run, _ = VARIANTS[name](200)
         g = torch.Generator().manual_seed(SEED)
         started = time.perf_counter()
         for _ in range(200_000):
@@ -495,17 +480,14 @@ def main() -> None:
     print()
 
     split = split_dataset(load_names(), BLOCK)
-    source = notebook_step_source()
     results = []
     for batch, hidden in [(32, 200), (512, 256)]:
-        results.append(
-            (batch, hidden, time_steps(batch, hidden, steps, source, split.Xtr, split.Ytr))
-        )
+        results.append((batch, hidden, time_steps(batch, hidden, steps, split.Xtr, split.Ytr)))
     print("one training step (forward, backward, update), microseconds per step:")
     print(step_table(results))
     print()
     gradients = [
-        (batch, hidden, gradients_alone(batch, hidden, steps, source, split.Xtr, split.Ytr))
+        (batch, hidden, gradients_alone(batch, hidden, steps, split.Xtr, split.Ytr))
         for batch, hidden in [(32, 200), (512, 256)]
     ]
     print("the gradients alone (forward and backward, no update: checks.cost):")
@@ -520,7 +502,7 @@ def main() -> None:
     print(cmp_cost(0.1 if args.quick else 1.0))
     if args.full:
         print()
-        for line in full_runs(source, split.Xtr, split.Ytr):
+        for line in full_runs(split.Xtr, split.Ytr):
             print(line)
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -85,6 +85,16 @@ def text_of(cell) -> str:
     return "".join(parts)
 
 
+def race_shown(nb: nbformat.NotebookNode) -> tuple[str, dict[str, list[str]]]:
+    """What the notebook's ``race(step_fast, ...)`` cell showed, and its table's rows by step: the
+    columns after the step's name (median µs, ratio, operators, kB; none for a step not timed),
+    the notes under a row left out."""
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "race(step_fast" in c.source]
+    shown = text_of(cell)
+    rows = {ln.split()[0]: ln.split()[1:] for ln in shown.splitlines()[3:] if ln[:1] != " "}
+    return shown, rows
+
+
 def errors_of(nb) -> list[tuple[int, str, str]]:
     return [
         (i, o.ename, o.evalue)

@@ -11,7 +11,7 @@ import pytest
 
 from checks.authoring.student import ROOT, render, student_notebook
 from checks.grading.settings import Settings
-from tests.notebooks import LINE, STUB, errors_of, fill, run, text_of
+from tests.notebooks import LINE, STUB, errors_of, fill, race_shown, run, text_of
 
 pytestmark = pytest.mark.slow  # the notebook run as a learner and through the grader
 
@@ -238,18 +238,10 @@ def test_filled_student_copy_trains_below_the_bigram(filled):
     assert len(re.findall(r"^(?:\S+  ){19}\S+$", out, re.M)) == 1  # twenty names on one line
 
 
-def _race_rows(nb) -> tuple[str, dict[str, list[str]]]:
-    """What exercise 4's measuring cell showed, and its table's rows by step (notes left out)."""
-    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "race(step_fast" in c.source]
-    shown = text_of(cell)
-    rows = {ln.split()[0]: ln.split()[1:] for ln in shown.splitlines()[3:] if ln[:1] != " "}
-    return shown, rows
-
-
 def test_the_fast_exercise_times_only_the_steps_whose_gradients_agree(filled):
     """Exercise 4 (optional) left as handed out: autograd's step and the learner's gpt_backward
     are timed side by side; gpt_backward_fast, not written, is not timed, and stops nothing."""
-    shown, rows = _race_rows(filled)
+    shown, rows = race_shown(filled)
     assert shown.startswith("steps on minibatches of 32:") and list(rows) == [
         "autograd",
         "step_fast",
@@ -262,7 +254,7 @@ def test_the_fast_exercise_times_only_the_steps_whose_gradients_agree(filled):
 def test_the_solutions_fast_gpt_is_timed_and_leaner_than_its_gpt_backward():
     """The committed run: the fast passes agree with autograd and make fewer tensor operations
     and allocations than gpt_forward and gpt_backward (times are the machine's: not asserted)."""
-    shown, rows = _race_rows(read(SOLUTION))
+    shown, rows = race_shown(read(SOLUTION))
     assert "not timed" not in shown, shown
     ops = {step: int(cells[2]) for step, cells in rows.items()}
     kb = {step: float(cells[3].replace(",", "")) for step, cells in rows.items()}

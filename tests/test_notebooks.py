@@ -11,7 +11,17 @@ import pytest
 from checks.authoring.student import ROOT, generate, stub_source
 from checks.paths import METADATA
 from checks.session import expected_checks, shown_checks
-from tests.notebooks import ANSWERS, LINE, STUDENT, errors_of, fill, run, run_then_rerun, text_of
+from tests.notebooks import (
+    ANSWERS,
+    LINE,
+    STUDENT,
+    errors_of,
+    fill,
+    race_shown,
+    run,
+    run_then_rerun,
+    text_of,
+)
 
 # ---------------------------------------------------------------- generation
 
@@ -153,20 +163,13 @@ def test_filled_student_copy_trains(makemore_filled):
     assert val < 3.0
 
 
-def _race_of(nb: nbformat.NotebookNode) -> str:
-    """What exercise 5's measuring cell showed."""
-    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "race(step_fast" in c.source]
-    return text_of(cell)
-
-
 def test_exercise_5_times_only_the_steps_whose_gradients_agree(makemore_filled):
     """The optional exercise left as handed out: autograd's step and the learner's ``step`` are
     timed side by side; ``step_fast``, not written, is not timed, and stops nothing."""
-    shown = _race_of(makemore_filled)
+    shown, rows = race_shown(makemore_filled)
     assert shown.startswith("steps on minibatches of 32:")
-    rows = {line.split()[0]: line for line in shown.splitlines()[3:] if not line.startswith(" ")}
     assert list(rows) == ["autograd", "step_fast", "step"]
-    assert "1.00x" in rows["autograd"] and re.search(r"\d\.\d\dx", rows["step"])
+    assert rows["autograd"][1] == "1.00x" and re.fullmatch(r"\d+\.\d\dx", rows["step"][1])
     assert "not timed: it raised NotWritten: step_fast: your fast step" in shown
 
 
@@ -174,10 +177,9 @@ def test_the_solutions_fast_step_is_timed_and_leaner_than_autograd():
     """The committed run of the solution: its ``step_fast`` agrees with autograd and makes fewer
     tensor operations and allocations (times are the machine's, and not asserted)."""
     solution = nbformat.read(ROOT / "solutions" / "03-makemore-backprop.ipynb", as_version=4)
-    shown = _race_of(solution)
+    shown, rows = race_shown(solution)
     assert "not timed" not in shown, shown
-    cells = {ln.split()[0]: ln.split()[1:] for ln in shown.splitlines()[3:] if ln[:1] != " "}
-    ops, kb = {k: int(v[2]) for k, v in cells.items()}, {k: v[3] for k, v in cells.items()}
+    ops, kb = {k: int(v[2]) for k, v in rows.items()}, {k: v[3] for k, v in rows.items()}
     assert ops["step_fast"] < ops["step"] and ops["step_fast"] < ops["autograd"], shown
     assert float(kb["step_fast"].replace(",", "")) < float(kb["autograd"].replace(",", ""))
 
