@@ -186,3 +186,28 @@ def test_its_cells_are_named_as_ipython_names_them_and_read_back(tmp_path):
     name, source = out[1].split(" | ")
     assert name.startswith("<ipython-input-") and source.startswith("def f():"), out[1]
     assert out[2] == "1000000"
+
+
+FONTS = """import io, logging, os
+seen = sorted(os.listdir(os.environ["MPLCONFIGDIR"]))
+log = io.StringIO()
+logging.getLogger("matplotlib.font_manager").addHandler(logging.StreamHandler(log))
+logging.getLogger("matplotlib.font_manager").setLevel(logging.INFO)
+import matplotlib.pyplot as plt
+plt.plot([0, 1], [1, 0])
+plt.title("fonts")
+plt.savefig("figure.png")
+made = "made its own" if "generated new fontManager" in log.getvalue() else "used the grader's"
+raise RuntimeError(f"{made} {seen}")"""
+
+
+@pytest.mark.parametrize("box", ["bwrap", "none"])
+def test_every_kernel_uses_the_graders_list_of_fonts(tmp_path, box):
+    """matplotlib in a graded kernel reads the font list the grader made once, instead of reading
+    every font file again, and draws with it (in the sandbox, where the list is read-only)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(FONTS)])
+    settings = Settings(cell_timeout=30, notebook_timeout=120, sandbox=box)
+    run = run_notebook(nb, tmp_path / "run", settings)
+    made, _, seen = run.cell_errors[0].removeprefix("RuntimeError: ").partition(" [")
+    assert made == "used the grader's", run.cell_errors
+    assert seen.startswith("'fontlist-v") and seen.endswith(".json']"), seen

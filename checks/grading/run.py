@@ -173,6 +173,7 @@ def _write_kernelspec(
     if boxed:
         sandbox.write_kernelspec(files.workdir, sandbox.argv(scratch, runtime, kenv, hidden))
     else:
+        sandbox.give_fonts(scratch)
         sandbox.write_kernelspec(files.workdir, sandbox.plain_argv(scratch), kenv)
 
 
