@@ -1,10 +1,10 @@
 """Where a learner's kernel runs when the grader runs it: an OS sandbox (bubblewrap) on Linux.
 
 Inside the sandbox the kernel sees the system's programs and libraries, Python and the ``checks``
-package and the data folder, all read-only (and matplotlib's list of the system's fonts, made once
-in the grader's process); a scratch folder of its own (its working folder and
-home, the only place it can write, with a private ``/tmp``); the runtime folder that holds its
-connection file and sockets. It has no network (a network namespace of its own: the grader talks
+package and the data folder, all read-only (and matplotlib's list of those fonts, made once by the
+grader in a sandbox like the kernel's); a scratch folder of its own (its working folder and home,
+the only place it can write, with a private ``/tmp``); the runtime folder that holds its connection
+file and sockets. It has no network (a network namespace of its own: the grader talks
 to it over Unix sockets) and a process namespace of its own: every process it starts, detached or
 not, is killed when the kernel ends. It does not see the solutions, the reference values, the
 grading notebook, other submissions, the out folder or the user's home.
@@ -178,32 +178,45 @@ MPL_FOLDER = ".matplotlib"  # the kernel's MPLCONFIGDIR, in its scratch folder
 _FONTS = threading.Lock()  # one list made, however many jobs ask for it at once
 
 
-def font_list() -> Path | None:
-    """matplotlib's list of the fonts a kernel can use, made once in this process as a kernel makes
-    it (in a home of its own) and handed to every kernel, which otherwise reads every font file
-    afresh when its notebook imports matplotlib (0.13 s of CPU a kernel on a 2-core machine).
-    None where it cannot be made (no matplotlib): each kernel then makes its own."""
+def font_list(boxed: bool) -> Path | None:
+    """matplotlib's list of the fonts a kernel can use, made once in this process where the kernel
+    runs (``boxed``: in a sandbox like the kernel's, which sees the fonts the kernel sees) and given
+    to every kernel, which otherwise reads every font file afresh when its notebook imports
+    matplotlib (0.13 s of CPU a kernel on a 2-core machine). None where it cannot be made (no
+    matplotlib): each kernel then makes its own."""
     with _FONTS:
-        return _made_font_list()
+        fonts = _made_font_list(boxed)
+        if fonts is not None and not fonts.exists():  # removed since (a cleaner of /tmp)
+            _made_font_list.cache_clear()
+            fonts = _made_font_list(boxed)
+        return fonts
 
 
 @functools.cache
-def _made_font_list() -> Path | None:
+def _made_font_list(boxed: bool) -> Path | None:
     folder = Path(tempfile.mkdtemp(prefix="wb-fonts-"))
     atexit.register(shutil.rmtree, folder, True)
     made = [sys.executable, "-c", "import matplotlib.font_manager"]
-    try:
-        subprocess.run(made, env=kernel_env(folder, {}), capture_output=True, timeout=120)
+    exe = bwrap() if boxed else None
+    if exe is not None:  # the kernel's view: the system, Python, checks and data, read-only
+        seen = [a for p in readable() for a in ("--ro-bind", str(p), str(p))]
+        made = [*_base(exe), "--tmpfs", "/tmp", *seen, "--bind", str(folder), str(folder), *made]
+    env = kernel_env(folder, {})
+    try:  # in its own folder: a module lying in the grader's would be imported first
+        done = subprocess.run(made, env=env, cwd=folder, capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
     found = sorted((folder / MPL_FOLDER).glob("fontlist-v*.json"))
-    return found[-1] if found else None
+    if done.returncode != 0 or not found:
+        return None
+    found[-1].chmod(0o644)  # readable by the kernel's own uid, whatever the grader's umask
+    return found[-1]
 
 
 def _font_binds(scratch: Path) -> list[str]:
     """:func:`font_list` read-only in the kernel's matplotlib folder, which it may write (its
     lock files)."""
-    fonts = font_list()
+    fonts = font_list(boxed=True)
     if fonts is None:
         return []
     mpl = scratch / MPL_FOLDER
@@ -211,11 +224,13 @@ def _font_binds(scratch: Path) -> list[str]:
 
 
 def give_fonts(scratch: Path) -> None:
-    """A copy of :func:`font_list` in the matplotlib folder of a kernel without a sandbox."""
-    fonts = font_list()
+    """A copy of :func:`font_list` in the matplotlib folder of a kernel without a sandbox (a kernel
+    that cannot have it makes its own)."""
+    fonts = font_list(boxed=False)
     if fonts is not None:
-        (scratch / MPL_FOLDER).mkdir(exist_ok=True)
-        shutil.copy(fonts, scratch / MPL_FOLDER / fonts.name)
+        with contextlib.suppress(OSError):
+            (scratch / MPL_FOLDER).mkdir(exist_ok=True)
+            shutil.copy(fonts, scratch / MPL_FOLDER / fonts.name)
 
 
 def kernel_env(scratch: Path, extra: dict[str, str]) -> dict[str, str]:
