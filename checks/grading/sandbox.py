@@ -115,8 +115,7 @@ def argv(scratch: Path, runtime: Path, env: dict[str, str], hidden: list[Path]) 
     args = [*(_as_root(exe) if root else _base(exe)), "--new-session"]
     args += ["--perms", "1777", "--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp"]  # first
     args += _parents([*seen, scratch, runtime]) if root else []
-    for p in seen:
-        args += ["--ro-bind", str(p), str(p)]
+    args += _read_only(seen)
     args += ["--perms", "1777", "--size", str(SCRATCH_MB * 2**20), "--tmpfs", str(scratch)]
     args += _font_binds(scratch)
     args += ["--bind", str(runtime), str(runtime)]
@@ -161,6 +160,11 @@ def _as_root(exe: str) -> list[str]:
     return [exe, *unshare, "--unshare-cgroup-try", "--die-with-parent", *caps, *_base(exe)[3:]]
 
 
+def _read_only(paths: list[Path]) -> list[str]:
+    """bwrap's arguments that show each of ``paths`` in the sandbox where it is, read-only."""
+    return [a for p in paths for a in ("--ro-bind", str(p), str(p))]
+
+
 def _parents(paths: list[Path]) -> list[str]:
     """Folders made readable (0755) above each mounted path, which bwrap would otherwise copy
     from the host (``/root`` is 0700: an unprivileged kernel could not reach Python below it)."""
@@ -199,7 +203,7 @@ def _made_font_list(boxed: bool) -> Path | None:
     made = [sys.executable, "-c", "import matplotlib.font_manager"]
     exe = bwrap() if boxed else None
     if exe is not None:  # the kernel's view: the system, Python, checks and data, read-only
-        seen = [a for p in readable() for a in ("--ro-bind", str(p), str(p))]
+        seen = _read_only(readable())
         made = [*_base(exe), "--tmpfs", "/tmp", *seen, "--bind", str(folder), str(folder), *made]
     env = kernel_env(folder, {})
     try:  # in its own folder: a module lying in the grader's would be imported first
