@@ -42,10 +42,10 @@ def machine_busy() -> float | None:
         return None
 
 
-def probe() -> float | None:
-    """The CPU seconds (user and system) of ``python -c "import torch"`` in a child process."""
+def probe(statement: str = "import torch") -> float | None:
+    """The CPU seconds (user and system) of ``python -c statement`` in a child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
+    done = subprocess.run([sys.executable, "-c", statement], capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         return None
