@@ -59,6 +59,20 @@ class Part:
             return ", ".join(self.names)
         return "outside the step" if self.line is None else f"line {self.line}"
 
+    def json(self) -> dict:
+        """The part as JSON (a solution's cost, shipped with the package)."""
+        return {
+            "names": list(self.names),
+            "line": self.line,
+            "ops": self.ops,
+            "nbytes": self.nbytes,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Part:
+        """A part as :meth:`json` wrote it."""
+        return cls(tuple(data["names"]), data["line"], int(data["ops"]), int(data["nbytes"]))
+
 
 @dataclass(frozen=True)
 class Cost:
@@ -77,6 +91,17 @@ class Cost:
     def part(self, name: str) -> Part | None:
         """The part that assigns ``name`` (alone or with other names), if any."""
         return next((p for p in self.parts if name in p.names), None)
+
+    def json(self) -> dict:
+        """The cost as JSON (a solution's, shipped with the package)."""
+        parts = [p.json() for p in self.parts]
+        return {"ops": dict(sorted(self.ops.items())), "nbytes": self.nbytes, "parts": parts}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Cost:
+        """A cost as :meth:`json` wrote it."""
+        parts = tuple(Part.from_json(p) for p in data["parts"])
+        return cls(Counter({k: int(n) for k, n in data["ops"].items()}), int(data["nbytes"]), parts)
 
 
 class Tally(TorchDispatchMode):

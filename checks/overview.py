@@ -1,5 +1,7 @@
 """The summary of a kernel's checks: ``summary()`` and its table, :class:`Summary`, as plain
-text and as HTML, with the hint rungs each check used and, for notebook 03, the network map.
+text and as HTML, with the hint rungs each check used, what the steps raced last cost
+(``race()``: their time, operators and bytes against autograd's and the solution's) and, for
+notebook 03, the network map.
 
 It reads what :mod:`checks.session` remembers and :mod:`checks.hints` counts, and draws with
 :mod:`checks.render`; it sits above them and below :mod:`checks.compare`, which re-exports its
@@ -15,6 +17,8 @@ from checks.verdict import Result
 
 __all__ = ["Summary", "summary"]
 
+COST = "What your steps cost, from the last race(): time, tensor operations and memory allocated"
+
 
 class Summary:
     """Every check so far, and those declared with ``expect()`` but not run yet."""
@@ -24,6 +28,7 @@ class Summary:
         ran = {r.name for r, _ in self.rows}
         self.unreached = [n for n in session.declared() if n not in ran]
         self.notebook = notebook
+        self.race = session.last_race()  # a checks.race.Race, shown as it shows itself
 
     @property
     def passed(self) -> int:
@@ -48,6 +53,8 @@ class Summary:
             )
         lines += [f"{n:16s} {'· not run yet':14s}" for n in self.unreached]
         lines.append(self._tail())
+        if self.race is not None:
+            lines += ["", COST, str(self.race)]
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -90,7 +97,17 @@ class Summary:
         return (
             f"<table style='{TABLE}'><thead><tr style='background:transparent'>{head}</tr>"
             f"</thead><tbody>{body}</tbody></table>"
-            f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>" + self.map()
+            f"<p style='margin:0 0 1em 0;text-align:left'>{self._tail()}</p>"
+            + self.cost()
+            + self.map()
+        )
+
+    def cost(self) -> str:
+        """What the steps of the last ``race()`` cost, as its table shows it; "" without one."""
+        if self.race is None:
+            return ""
+        return (
+            f"<p style='margin:0;text-align:left'><b>{esc(COST)}</b></p>{self.race._repr_html_()}"
         )
 
     def map(self) -> str:
@@ -163,6 +180,7 @@ class _Quiet(Summary):
 
     def __init__(self, table: Summary) -> None:
         self.rows, self.unreached, self.notebook = table.rows, table.unreached, table.notebook
+        self.race = table.race
 
     def _ipython_display_(self) -> None:
         pass

@@ -1,32 +1,45 @@
 """``race()``: training steps side by side on the same minibatches. Each hand-written step's
 gradients are checked against autograd's first (a wrong step is not timed); then each step's
 median time, its ratio to autograd's, its operators and the bytes they allocate
-(:mod:`checks.cost`), and the biggest saving it has left against the fastest step.
+(:mod:`checks.cost`), and the biggest saving it has left against the leanest step: the solution's,
+where the package ships what the solution's steps cost on the same network and batch, else the
+fastest here.
 
 A step is ``step(net, Xb, Yb) -> (loss, grads)``, as notebook 03's ``step``: ``grads`` in the
 order of ``net`` (a list of tensors), or by name where ``net`` is a dict (notebook 05's ``p``).
 The autograd step computes the loss from ``net`` and calls ``loss.backward()``, its gradients the
 parameters' ``.grad``; the others run under ``torch.no_grad()``. Every step gets its own copy of
 ``net``, so none moves another's parameters.
+
+In a notebook the race is shown with itself as data in the output's metadata: ``backprop-workbook
+student`` ships the executed solution's races as ``checks/hints/costs/<notebook>.json``, the
+solution's rows of a learner's race and of ``summary()``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import count
+from pathlib import Path
 
 import torch
 
 from checks.compare import close_enough
 from checks.cost import Cost, saving, tally, timings
+from checks.paths import COSTS, METADATA
 from checks.render.html import TABLE, code_html, esc, td, th, tr
+from checks.session import RACE
 from checks.tolerances import ATOL, RTOL
 
 __all__ = ["Lap", "Race", "race"]
 
 POOL = 16  # minibatches drawn once, which every step walks in the same order
 AUTOGRAD = "autograd"  # the reference's name in the table
+SOLUTION = "solution's "  # what a shipped solution's step is called in the table
 Net = Sequence[torch.Tensor] | dict[str, torch.Tensor]
 
 
@@ -39,13 +52,40 @@ class Lap:
     cost: Cost | None = None
     problem: str | None = None
 
+    def json(self) -> dict:
+        cost = None if self.cost is None else self.cost.json()
+        return {"name": self.name, "seconds": self.seconds, "cost": cost, "problem": self.problem}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Lap:
+        cost = None if data["cost"] is None else Cost.from_json(data["cost"])
+        return cls(data["name"], data["seconds"], cost, data["problem"])
+
 
 @dataclass(frozen=True)
 class Race:
-    """The steps' laps, autograd's first; ``batch``: the minibatch size."""
+    """The steps' laps, autograd's first; ``batch``: the minibatch size; ``net``: each parameter's
+    label, shape and dtype; ``torch_version``: the torch it ran on; ``solution``: the solution's
+    race on the same ``net`` and ``batch``, as the package ships it."""
 
     laps: tuple[Lap, ...]
     batch: int
+    net: tuple[tuple[str, tuple[int, ...], str], ...] = ()
+    torch_version: str = torch.__version__
+    solution: Race | None = None
+
+    def json(self) -> dict:
+        """The race as data (its solution left out), as a shown race's metadata holds it."""
+        net = [[label, list(shape), dtype] for label, shape, dtype in self.net]
+        laps = [lap.json() for lap in self.laps]
+        return {"batch": self.batch, "net": net, "torch": self.torch_version, "laps": laps}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Race:
+        """A race as :meth:`json` wrote it."""
+        net = tuple((label, tuple(shape), dtype) for label, shape, dtype in data["net"])
+        laps = tuple(Lap.from_json(lap) for lap in data["laps"])
+        return cls(laps, int(data["batch"]), net, str(data["torch"]))
 
     def lap(self, name: str) -> Lap:
         """The lap of the step called ``name``."""
@@ -59,36 +99,56 @@ class Race:
         base, mine = self.laps[0].seconds, self.lap(name).seconds
         return None if base is None or mine is None else mine / base
 
+    def timed(self) -> list[Lap]:
+        """The steps other than autograd that were timed and counted."""
+        return [x for x in self.laps[1:] if x.seconds is not None and x.cost is not None]
+
+    def leanest(self) -> tuple[Lap, str] | None:
+        """The step a slower one is told its saving against, and what it is called: the
+        solution's fastest where it is shipped, else the fastest timed here."""
+        for race, prefix in ((self.solution, SOLUTION), (self, "")):
+            fastest = min(race.timed() if race else [], key=lambda x: x.seconds, default=None)
+            if fastest is not None:
+                return fastest, f"{'the ' if prefix else ''}{prefix}`{fastest.name}`"
+        return None
+
     def note(self, lap: Lap) -> str:
         """What is left to say of ``lap``: why it was not timed, or its biggest saving against
-        the fastest timed step."""
+        the leanest step (:meth:`leanest`)."""
         if lap.problem:
             return lap.problem
-        timed = [x for x in self.laps[1:] if x.seconds is not None and x.cost is not None]
-        fastest = min(timed, key=lambda x: x.seconds, default=None)
-        if fastest is None or fastest is lap or lap is self.laps[0] or lap.cost is None:
+        leanest = self.leanest()
+        if leanest is None or leanest[0] is lap or lap is self.laps[0] or lap.cost is None:
             return ""
-        return saving(lap.cost, fastest.cost, f"`{fastest.name}`") or ""
+        return saving(lap.cost, leanest[0].cost, leanest[1]) or ""
 
-    def _cells(self, lap: Lap) -> list[str]:
-        ratio = self.ratio(lap.name)
-        cost = lap.cost
-        return [
-            "" if lap.seconds is None else f"{lap.seconds * 1e6:,.0f}",
-            "" if ratio is None else f"{ratio:.2f}x",
-            "" if cost is None else str(cost.count),
-            "" if cost is None else f"{cost.nbytes / 1e3:,.1f}",
-        ]
+    def rows(self) -> list[tuple[str, list[str], str]]:
+        """Each row of the table: the step's name, its cells (median µs, ratio to autograd,
+        operators, kB allocated) and its note; the solution's steps last, their times a ratio
+        only (measured where the solution was run)."""
+        rows = [(lap.name, _cells(lap, self.ratio(lap.name)), self.note(lap)) for lap in self.laps]
+        for lap in self.solution.timed() if self.solution else []:
+            cells = _cells(dataclasses.replace(lap, seconds=None), self.solution.ratio(lap.name))
+            rows.append((SOLUTION + lap.name, cells, ""))
+        return rows
+
+    def _solution_said(self) -> str:
+        """Where the solution's rows come from, or "" without them."""
+        if self.solution is None or not self.solution.timed():
+            return ""
+        return (
+            "the solution's rows as measured when the notebook was made (torch "
+            f"{self.solution.torch_version}): their time as a ratio to autograd's there"
+        )
 
     def __str__(self) -> str:
-        head = f"{'step':18s} {'median µs':>10s} {'ratio':>6s} {'ops':>5s} {'kB':>9s}"
+        head = f"{'step':24s} {'median µs':>10s} {'ratio':>6s} {'ops':>5s} {'kB':>9s}"
         lines = [f"steps on minibatches of {self.batch}:", head, "-" * len(head)]
-        for lap in self.laps:
-            t, r, n, kb = self._cells(lap)
-            lines.append(f"{lap.name:18s} {t:>10s} {r:>6s} {n:>5s} {kb:>9s}")
-            note = self.note(lap)
+        for name, (t, r, n, kb), note in self.rows():
+            lines.append(f"{name:24s} {t:>10s} {r:>6s} {n:>5s} {kb:>9s}")
             lines += [f"  {note}"] if note else []
-        return "\n".join(lines)
+        said = self._solution_said()
+        return "\n".join(lines + ([said] if said else []))
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         """IPython's plain text (a terminal, a notebook's text/plain): the table, as printed."""
@@ -99,12 +159,44 @@ class Race:
         head = "".join(th(h, "left" if i == 0 else "right") for i, h in enumerate(heads))
         head += th("operators", "right") + th("kB allocated", "right") + th("")
         rows = []
-        for k, lap in enumerate(self.laps):
-            cells = td(f"<code>{esc(lap.name)}</code>")
-            cells += "".join(td(c, "right") for c in self._cells(lap))
-            rows.append(tr(k, cells + td(code_html(self.note(lap)))))
+        for k, (name, cells, note) in enumerate(self.rows()):
+            row = td(f"<code>{esc(name)}</code>") + "".join(td(c, "right") for c in cells)
+            rows.append(tr(k, row + td(code_html(note))))
         caption = f"<p>steps on minibatches of {self.batch}, each timed on the same ones</p>"
-        return f"{caption}<table style='{TABLE}'><tr>{head}</tr>{''.join(rows)}</table>"
+        said = self._solution_said()
+        table = f"<table style='{TABLE}'><tr>{head}</tr>{''.join(rows)}</table>"
+        return caption + table + (f"<p>{esc(said)}</p>" if said else "")
+
+
+def _cells(lap: Lap, ratio: float | None) -> list[str]:
+    """A lap's cells: median µs, ratio to autograd, operators and kB allocated ("" unknown)."""
+    cost = lap.cost
+    return [
+        "" if lap.seconds is None else f"{lap.seconds * 1e6:,.0f}",
+        "" if ratio is None else f"{ratio:.2f}x",
+        "" if cost is None else str(cost.count),
+        "" if cost is None else f"{cost.nbytes / 1e3:,.1f}",
+    ]
+
+
+def shipped(batch: int, net: tuple, folder: Path | None = None) -> Race | None:
+    """The solution's race on the same ``net`` (labels, shapes and dtypes) and ``batch``, as the
+    package ships it in ``folder`` (``checks/hints/costs/``, which ``backprop-workbook student``
+    writes), or None."""
+    races = _shipped(folder or COSTS)
+    return next((r for r in races if r.batch == batch and r.net == net), None)
+
+
+@cache
+def _shipped(folder: Path) -> tuple[Race, ...]:
+    """Every race shipped in ``folder``; a file that cannot be read gives none."""
+    found: list[Race] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            found += [Race.from_json(r) for r in json.loads(path.read_text())["races"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return tuple(found)
 
 
 def race(
@@ -136,7 +228,8 @@ def race(
             laps[name] = Lap(name, seconds[name], calls[name].tally(*calls[name].batches[0]))
         except Exception as error:  # the learner's code, on a second run
             laps[name] = Lap(name, problem=f"not counted: it raised {_said(error)}")
-    return _shown(Race(tuple(laps.values()), batch))
+    key = tuple((label, tuple(p.shape), str(p.dtype)) for label, p in _entries(net))
+    return _shown(Race(tuple(laps.values()), batch, key, solution=shipped(batch, key)))
 
 
 def _named(steps: tuple, autograd: Callable) -> list[tuple[str, Callable]]:
@@ -301,13 +394,15 @@ class _Quiet(Race):
 
 
 def _shown(result: Race) -> Race:
-    """Show the table (HTML in a notebook, text elsewhere) and return it, not to be shown again."""
-    from checks import kernel
+    """Show the table (HTML in a notebook, with the race as data in the output's metadata; text
+    elsewhere), keep it for ``summary()``, and return it, not to be shown again."""
+    from checks import kernel, session
 
     if kernel.in_notebook():
         from IPython.display import display
 
-        display(result)
+        display(result, metadata={METADATA: {RACE: result.json()}})
     else:
         print(result)
-    return _Quiet(result.laps, result.batch)
+    session.raced(result)
+    return _Quiet(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})

@@ -1,6 +1,6 @@
 """What this kernel remembers of its checks: every result (for ``summary()`` and ``hint()``), the
-answers checked so far (for a later check's ``upstream`` replay), and the checks a notebook is
-expected to run.
+answers checked so far (for a later check's ``upstream`` replay), the checks a notebook is
+expected to run, and the steps raced (``race()``, for what ``summary()`` says they cost).
 
 The state lives here, below the checks that write it (:mod:`checks.compare`,
 :mod:`checks.numeric`, :mod:`checks.values`) and the modules that read it back
@@ -21,6 +21,8 @@ from checks.verdict import Result, checked, show
 
 _RESULTS: dict[str, tuple[Result, int]] = {}  # name -> (latest result, tries), first-run order
 _EXPECTED: list[str] = []
+_RACES: list[Any] = []  # the races run in this kernel (checks.race.Race), the latest last
+RACE = "race"  # the key of a shown race in its output's metadata (under METADATA)
 
 # The answers checked so far, by the tensor they were checked against and the check's name: (that
 # tensor, the answer's name, a copy of the answer, whether it passed, the first wrong answers behind
@@ -52,10 +54,21 @@ def tried() -> list[tuple[Result, int]]:
 
 
 def reset() -> None:
-    """Forget all results and remembered answers (a fresh start for ``summary()``)."""
+    """Forget all results, remembered answers and races (a fresh start for ``summary()``)."""
     _RESULTS.clear()
     _ANSWERS.clear()
     _EXPECTED.clear()
+    _RACES.clear()
+
+
+def raced(race: Any) -> None:
+    """Remember ``race`` (a :class:`checks.race.Race`) for ``summary()``."""
+    _RACES.append(race)
+
+
+def last_race() -> Any:
+    """The latest race run in this kernel, or None."""
+    return _RACES[-1] if _RACES else None
 
 
 # ---------------------------------------------------------------- the answers checked so far
@@ -113,6 +126,18 @@ def shown_checks(cells: list) -> list[str]:
             if name is not None and name not in names:
                 names.append(name)
     return names
+
+
+def shown_races(cells: list) -> list[dict]:
+    """The races that executed cells show, as data (:meth:`checks.race.Race.json`): read from
+    their outputs' metadata."""
+    found = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            mark = (out.get("metadata") or {}).get(METADATA)
+            if isinstance(mark, dict) and isinstance(mark.get(RACE), dict):
+                found.append(mark[RACE])
+    return found
 
 
 # a notebook's checks as this kernel's variant of it has them (checks.variants.variant)

@@ -87,11 +87,17 @@ def text_of(cell) -> str:
 
 def race_shown(nb: nbformat.NotebookNode) -> tuple[str, dict[str, list[str]]]:
     """What the notebook's ``race(step_fast, ...)`` cell showed, and its table's rows by step: the
-    columns after the step's name (median µs, ratio, operators, kB; none for a step not timed),
-    the notes under a row left out."""
+    columns after the step's name (median µs, ratio, operators, kB; none for a step not timed;
+    the solution's steps, "solution's step_fast", without a time), the notes under a row and the
+    line on where the solution's rows come from left out."""
     (cell,) = [c for c in nb.cells if c.cell_type == "code" and "race(step_fast" in c.source]
     shown = text_of(cell)
-    rows = {ln.split()[0]: ln.split()[1:] for ln in shown.splitlines()[3:] if ln[:1] != " "}
+    width = len(shown.splitlines()[1].split("median")[0])  # the name column, as the head has it
+    rows = {
+        ln[:width].strip(): ln[width:].split()
+        for ln in shown.splitlines()[3:]
+        if ln[:1] != " " and not ln.startswith("the solution's rows")
+    }
     return shown, rows
 
 

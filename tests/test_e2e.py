@@ -141,7 +141,7 @@ def test_learner_runs_notebook_03_and_writes_dlogprobs(lab, page, capsys):
     nb = json.loads(committed)
     i_logprobs = _cell_index("dlogprobs = ...")
     i_probs = _cell_index("dprobs = ...")
-    i_summary = _cell_index("summary(")
+    i_summary = _cell_index('summary("03-makemore-backprop", last=')  # exercise 1's
     i_stop = _cell_index('require("exercise 2"')
     todo_line = "".join(nb["cells"][i_logprobs]["source"]).splitlines()[0]
     assert todo_line.startswith("dlogprobs = ...  # TODO:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import re
 from pathlib import Path
 
 import nbformat
@@ -61,7 +62,11 @@ def make_submissions(root):
         filled(  # the mistakes the notebook names from the graph and from the code
             dcounts=["counts_sum_inv * dprobs"],  # the path through counts_sum
             dW1=["dembcat.T @ dhprebn", a["dW1"][1]],  # a gradient for the input
-            dC=["torch.zeros_like(C)\ndC[Xb] += demb", a["dC"][1]],  # indexed +=
+            dC=[  # indexed +=; then, in step(), right by a Python loop (many more operations)
+                "torch.zeros_like(C)\ndC[Xb] += demb",
+                "torch.zeros_like(C)\n    for i in range(Xb.shape[0]):\n"
+                "        for j in range(Xb.shape[1]):\n            dC[Xb[i, j]] += demb[i, j]",
+            ],
             dhpreact=["hpreact.grad", a["dhpreact"][1]],  # autograd's own
             dbnmeani=["(-dbndiff).sum(0)"],  # the lecture's (64,)
             dprobs=["1.0 / probs"],  # the local derivative alone: no dlogprobs
@@ -387,6 +392,32 @@ def test_the_value_class_is_graded_operation_by_operation(graded):
     assert set(bad) == {"ex3/mul_same"}, {c: r.reason for c, r in bad.items()}
     assert bad["ex3/mul_same"].mistake == "missing-path"  # as the notebook says: used twice
     assert rows_of(rows, "yuri-value-bug")["ex3/mul"].passed
+
+
+def test_a_functions_passed_answers_show_what_its_call_cost_beside_the_solutions(graded):
+    _, out, rows, _ = graded
+    said = re.compile(r"(\d+) ops, ([\d,.]+) kB \(the solution's: (\d+) ops, ([\d,.]+) kB\)")
+    alice, olga = rows_of(rows, "alice-complete"), rows_of(rows, "olga-issue-11")
+    # step()'s answers, which its probe reads; none of the cells' own answers
+    assert {c for c, r in alice.items() if r.cost} == {c for c in alice if c.startswith("ex4/")}
+    costs = {said.fullmatch(r.cost).groups() for c, r in alice.items() if r.cost}
+    assert len(costs) == 1  # one call of step() gave every one of them
+    ops, _, solution_ops, _ = costs.pop()
+    assert 40 < int(solution_ops) < 100 and abs(int(ops) - int(solution_ops)) < 10
+    # olga's step() gathers dC in a Python loop: right, and many more operations
+    looped = said.fullmatch(olga["ex4/dC"].cost)
+    assert olga["ex4/dC"].passed and int(looped[1]) > 5 * int(looped[3])
+    assert not bad_with_cost(rows)
+    with open(out / "grades.csv") as f:
+        table = {(r["submission"], r["check"]): r for r in csv.DictReader(f)}
+    assert table["olga-issue-11", "ex4/dC"]["cost"] == olga["ex4/dC"].cost
+    with open(out / "totals.csv") as f:  # never part of a score
+        assert "cost" not in next(csv.reader(f))
+
+
+def bad_with_cost(rows):
+    """The failed rows that show a cost: none should."""
+    return [r for r in rows if r.cost and not r.passed]
 
 
 def test_report_counts_mistakes(graded):

@@ -240,15 +240,22 @@ def test_filled_student_copy_trains_below_the_bigram(filled):
 
 def test_the_fast_exercise_times_only_the_steps_whose_gradients_agree(filled):
     """Exercise 4 (optional) left as handed out: autograd's step and the learner's gpt_backward
-    are timed side by side; gpt_backward_fast, not written, is not timed, and stops nothing."""
+    are timed side by side; gpt_backward_fast, not written, is not timed, and stops nothing. The
+    solution's two steps follow, as the package ships them, and the last summary shows the
+    race."""
     shown, rows = race_shown(filled)
     assert shown.startswith("steps on minibatches of 32:") and list(rows) == [
         "autograd",
         "step_fast",
         "step",
+        "solution's step_fast",
+        "solution's step",
     ]
     assert rows["autograd"][1] == "1.00x" and re.fullmatch(r"\d+\.\d\dx", rows["step"][1])
     assert "not timed: it raised NotWritten: gpt_backward_fast: your fast backward" in shown
+    fast = rows["solution's step_fast"]  # no time of its own: its ratio, operators and kB
+    assert len(fast) == 3 and int(fast[1]) < int(rows["step"][2])
+    assert shown in text_of(filled.cells[-1])  # the last summary: every check, and the race
 
 
 def test_the_solutions_fast_gpt_is_timed_and_leaner_than_its_gpt_backward():

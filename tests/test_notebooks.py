@@ -165,12 +165,32 @@ def test_filled_student_copy_trains(makemore_filled):
 
 def test_exercise_5_times_only_the_steps_whose_gradients_agree(makemore_filled):
     """The optional exercise left as handed out: autograd's step and the learner's ``step`` are
-    timed side by side; ``step_fast``, not written, is not timed, and stops nothing."""
+    timed side by side; ``step_fast``, not written, is not timed, and stops nothing. The
+    solution's steps follow, as the package ships them, and the learner's ``step`` is told its
+    biggest saving against the solution's fast one."""
     shown, rows = race_shown(makemore_filled)
     assert shown.startswith("steps on minibatches of 32:")
-    assert list(rows) == ["autograd", "step_fast", "step"]
+    assert list(rows) == [
+        "autograd",
+        "step_fast",
+        "step",
+        "solution's step_fast",
+        "solution's step",
+    ]
     assert rows["autograd"][1] == "1.00x" and re.fullmatch(r"\d+\.\d\dx", rows["step"][1])
     assert "not timed: it raised NotWritten: step_fast: your fast step" in shown
+    fast = rows["solution's step_fast"]
+    assert (
+        len(fast) == 3
+        and re.fullmatch(r"\d\.\d\dx", fast[0])
+        and int(fast[1]) < int(rows["step"][2])
+    )
+    assert "where the solution's `step_fast` takes" in shown
+    summary = text_of(makemore_filled.cells[-1])  # the last cell: every check and the race
+    assert (
+        summary.split("from the last race(): time, tensor operations and memory allocated\n")[1]
+        in shown
+    )
 
 
 def test_the_solutions_fast_step_is_timed_and_leaner_than_autograd():
@@ -225,7 +245,9 @@ def test_exercise_1_can_be_rerun_after_the_whole_notebook():
         if "cmp('bngain'" in src or "cmp('counts'" in src or "cmp('logits'" in src
     ]
     assert len(rerun) == 3
-    (i_summary,) = [i for i, src in code.items() if src.startswith("summary(")]
+    (i_summary,) = [
+        i for i, src in code.items() if src.startswith('summary("03-makemore-backprop", last=')
+    ]
     shown = run_then_rerun(nb, {**{i: code[i] for i in rerun}, i_summary: "summary()"})
     for out in shown[:3]:
         assert "approximate: True" in out and "Error" not in out, out

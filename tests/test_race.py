@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
 
+import checks.race
 from checks import NotWritten
 from checks.race import Lap, Race, race
 from tests import makemore
@@ -194,3 +197,80 @@ def test_ipythons_plain_text_of_a_race_is_its_table(data):
     result = race(step_fast, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
     shown = PlainTextFormatter()(result)
     assert shown == str(result) and shown.startswith("steps on minibatches of 32:")
+
+
+def step_roundabout(net, Xb, Yb):
+    """The fused step, written out, with two intermediates of dC the fused step never makes."""
+    C, W1, b1, W2, b2, bngain, bnbias = net
+    loss, grads = fused_step(net, Xb, Yb)
+    doubled = grads[0] * 2
+    dC = doubled / 2
+    return loss, [dC, *grads[1:]]
+
+
+def test_a_race_is_data_that_reads_back_whole(data):
+    net, X, Y = data
+    result = race(step_fast, step_sign, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1)
+    back = Race.from_json(json.loads(json.dumps(result.json())))
+    assert back.laps == result.laps and (back.batch, back.net) == (result.batch, result.net)
+    assert back.net[3] == ("net[3]", (64, 27), "torch.float32")
+    assert back.lap("step_sign").problem.startswith("not timed")
+
+
+def test_the_solutions_rows_are_those_shipped_for_the_same_network_and_batch(
+    data, tmp_path, monkeypatch
+):
+    net, X, Y = data
+    made = race(fused_step, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
+    (tmp_path / "03-makemore-backprop.json").write_text(json.dumps({"races": [made.json()]}))
+    (tmp_path / "broken.json").write_text("{")  # a file that cannot be read gives no race
+    monkeypatch.setattr(checks.race, "COSTS", tmp_path)
+    mine = race(step_roundabout, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
+    assert mine.solution is not None and mine.solution.laps == made.laps
+    name, cells, note = mine.rows()[-1]
+    assert name == "solution's step_fast" and cells[0] == "" and cells[1].endswith("x")
+    assert cells[2:] == [str(made.laps[1].cost.count), f"{made.laps[1].cost.nbytes / 1e3:,.1f}"]
+    said = mine.note(mine.lap("step_roundabout"))
+    assert said.startswith("your step assigns `doubled`") and "the solution's `step_fast`" in said
+    assert "torch 2" in str(mine) and "solution&#x27;s step_fast" in mine._repr_html_()
+    # another batch, another dtype or another width: none of the solution's
+    assert race(fused_step, autograd=autograd_step, net=net, X=X, Y=Y, batch=8).solution is None
+    doubles = [p.double() for p in net]
+    assert race(fused_step, autograd=autograd_step, net=doubles, X=X, Y=Y).solution is None
+
+
+def test_exercise_5s_race_on_the_lecture_network_shows_the_solutions_steps():
+    """The committed checks/hints/costs/ holds notebook 03's race: exercise 5's network (200
+    hidden) at batch 32 gets the solution's rows; the net of these tests (64 hidden) none."""
+    p = makemore.init_params(27, 3, 10, 200, 2147483647)
+    g = torch.Generator().manual_seed(5)
+    X, Y = torch.randint(0, 27, (300, 3), generator=g), torch.randint(0, 27, (300,), generator=g)
+    mine = race(
+        step_looped,
+        autograd=autograd_step,
+        net=[p[k].detach() for k in ORDER],
+        X=X,
+        Y=Y,
+        blocks=1,
+        per_block=2,
+    )
+    assert {"solution's step", "solution's step_fast"} <= {name for name, _, _ in mine.rows()}
+    assert mine.note(mine.lap("step_looped")).startswith("your `dC` takes ")
+    assert "the solution's `step_fast`" in mine.note(mine.lap("step_looped"))
+
+
+def test_summary_shows_what_the_steps_of_the_last_race_cost(data):
+    from checks import session, summary
+    from checks.overview import COST
+
+    session.reset()
+    assert COST not in str(summary()) and summary().cost() == ""
+    net, X, Y = data
+    race(step_fast, step_looped, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
+    last = race(step_fast, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
+    shown = summary()
+    text = str(shown)
+    assert text.split(COST + "\n")[1] == str(last)  # the last race, as its own table shows it
+    assert "step_looped" not in text and "<table" in shown.cost() and COST in shown._repr_html_()
+    session.reset()
+    assert COST not in str(summary())

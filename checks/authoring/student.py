@@ -22,7 +22,9 @@ drill's own, made in the kernel.
 The first code cell of every notebook, solutions included, is :func:`install_cell`: it installs
 the workbook from :data:`checks.paths.INSTALL_SOURCE` where ``checks`` is missing (``--source``
 with ``--out``: an instructor's own wheel or repository). The ladders are written to
-``checks/hints/<notebook>.json``. Outputs and execution counts are cleared.
+``checks/hints/<notebook>.json``, and what the solution's steps cost, from the races its executed
+cells show (:func:`checks.race.race`), to ``checks/hints/costs/<notebook>.json``. Outputs and
+execution counts are cleared.
  With ``--check`` nothing is written: it exits 1 when a committed student copy or
 ladder differs from what would be generated.
 """
@@ -41,7 +43,7 @@ import nbformat
 
 from checks.parsing import parse
 from checks.paths import INSTALL_SOURCE, METADATA, ROOT
-from checks.session import shown_checks
+from checks.session import shown_checks, shown_races
 from checks.variants import KINDS as VARIANTS_OF
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -312,6 +314,9 @@ def generate(
         found = notebook_ladders(solution)
         if found:  # a notebook of drills alone has none: each drill makes its own in the kernel
             texts[hints / f"{sol.stem}.json"] = json.dumps(found, indent=1) + "\n"
+        races = shown_races(solution.cells)
+        if races:  # what the solution's steps cost, for the solution's rows of a learner's race
+            texts[hints / "costs" / f"{sol.stem}.json"] = json.dumps({"races": races}) + "\n"
         if own:
             texts[sol] = _with_install_cell(sol.read_text())
         if sol.stem in VARIANTS_OF:  # the ladders its variants change (checks.variants)

@@ -1,5 +1,6 @@
 """Stage 4, judging: each recorded answer compared with the reference run's expected value, by
-``checks``' own comparison, into the grader's rows.
+``checks``' own comparison, into the grader's rows; a passed answer of a learner's function with
+what its call cost beside the solution's (informational, never a grade).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from checks.grading.facts import apply
 from checks.grading.novalue import DELETED, ERROR_KIND, MISSING, NoValue
 from checks.grading.rows import Row
 from checks.grading.run import Run
-from checks.grading.settings import FACTS, Settings
+from checks.grading.settings import COST, FACTS, Settings
 from checks.verdict import Note, Result
 from checks.words import REVIEW
 
@@ -48,8 +49,24 @@ def judge_values(
     """One row per check of ``ex``: the learner's recorded value judged against the reference,
     with the learner's cell source (``sources``, by check) for what only the code can tell."""
     j = _Judging(ex, ref, run, concerns, settings, sources or {}, reviews or {})
-    rows = [_row_of(j, check) for check in ex.checks]
+    rows = [_costed(_row_of(j, check), run.values, ref) for check in ex.checks]
     return [_held(r, j.reviews.get(r.check)) for r in rows]
+
+
+def _costed(row: Row, mine: dict, ref: dict) -> Row:
+    """``row`` with what the call that gave its answer cost, where it passed and a probe counted
+    it: "56 ops, 563.6 kB (the solution's: 48 ops, 296.7 kB)"."""
+    cost, theirs = mine.get(COST + row.check), ref.get(COST + row.check)
+    if not row.passed or not isinstance(cost, dict) or not cost.get("ops"):
+        return row
+    said = _cost_said(cost)
+    if isinstance(theirs, dict) and theirs.get("ops"):
+        said += f" (the solution's: {_cost_said(theirs)})"
+    return replace(row, cost=said)
+
+
+def _cost_said(cost: dict) -> str:
+    return f"{cost['ops']} ops, {cost['nbytes'] / 1e3:,.1f} kB"
 
 
 @dataclass

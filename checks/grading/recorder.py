@@ -18,7 +18,7 @@ import io
 import os
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -67,10 +67,36 @@ def as_value(value: Any) -> Any:
         return other(value)
 
 
-def record(values: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
-    """Send the answers of a cell (check id -> value), with the reference run's graph facts."""
+def record(
+    values: dict[str, Any], facts: dict[str, Any] | None = None, cost: dict | None = None
+) -> None:
+    """Send the answers of a cell (check id -> value), with the reference run's graph facts and
+    what the probe that computed them cost (:func:`costing`)."""
     _stop()
-    emit("values", data=pack({c: as_value(v) for c, v in values.items()}), facts=pack(facts or {}))
+    data = pack({c: as_value(v) for c, v in values.items()})
+    emit("values", data=data, facts=pack(facts or {}), cost=cost or None)
+
+
+@contextlib.contextmanager
+def costing() -> Iterator[dict]:
+    """The block's tensor operations and the bytes they allocate (``checks.cost.Tally``), put in
+    the dict it yields when the block ends: what a probe's call of the learner's function cost,
+    for the grader's informational column. Where the count cannot start, the block runs
+    uncounted."""
+    counted: dict = {}
+    try:
+        from checks.cost import Tally
+
+        counter = Tally()
+        counter.__enter__()
+    except Exception:
+        yield counted
+        return
+    try:
+        yield counted
+    finally:
+        counter.__exit__(None, None, None)
+        counted.update(ops=sum(counter.ops.values()), nbytes=sum(counter.nbytes.values()))
 
 
 def values_of(names: list[str], scope: dict) -> dict[str, Any]:

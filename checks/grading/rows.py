@@ -20,6 +20,7 @@ FIELDS = [
     "note",
     "feedback",
     "hints",  # the hints the submitted notebook shows were used: "2/3" rungs, or "revealed"
+    "cost",  # informational, never a grade: what the learner's function cost, beside the solution's
 ]
 # grades.csv's spelling of ``passed``
 TRUE, FALSE = "true", "false"
@@ -29,8 +30,10 @@ TRUE, FALSE = "true", "false"
 class Row:
     """One check's outcome: ``passed``, the ``mistake`` word (``checks.MISTAKES``' or the grader's
     own, :mod:`checks.words`), the ``reason`` for the instructor (with the expected
-    value), the ``note`` (``word: text; ...``), the ``feedback`` a learner may read and the
-    ``hints`` used. The judge leaves ``submission`` and ``notebook`` empty (:meth:`of`)."""
+    value), the ``note`` (``word: text; ...``), the ``feedback`` a learner may read, the
+    ``hints`` used and, for a passed answer of a function (a probe), its ``cost``: the tensor
+    operations and bytes its call took, beside the solution's (never part of a grade). The judge
+    leaves ``submission`` and ``notebook`` empty (:meth:`of`)."""
 
     submission: str = ""
     notebook: str = ""
@@ -41,6 +44,7 @@ class Row:
     note: str = ""
     feedback: str = ""
     hints: str = ""
+    cost: str = ""
 
     def of(self, submission: str, notebook: str) -> Row:
         """This row as one of ``submission``'s ``notebook``."""

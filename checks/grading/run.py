@@ -27,7 +27,7 @@ from checks.grading import recorder, sandbox
 from checks.grading.assemble import Plan
 from checks.grading.mime import MAX_CELL_BYTES
 from checks.grading.sandbox import isolation
-from checks.grading.settings import FACTS, LEARNER_CELL_BYTES, NOTEBOOK_TIMEOUT, Settings
+from checks.grading.settings import COST, FACTS, LEARNER_CELL_BYTES, NOTEBOOK_TIMEOUT, Settings
 
 _RUNNING: dict[
     int, str | None
@@ -64,7 +64,7 @@ def _stopped() -> bool:
 
 @dataclass
 class Run:
-    # check id -> the recorded value (and FACTS + check id -> graph facts)
+    # check id -> the recorded value (and FACTS + check id -> graph facts, COST + check id -> cost)
     values: dict[str, object]
     cell_errors: dict[int, str]
     fault: str | None  # a problem with the whole run (timeout, crash before anything was recorded)
@@ -330,13 +330,27 @@ def _read_records(path: Path, plan: Plan, run: Run) -> None:
             elif kind == "values" and cell in plan.records:
                 values = recorder.unpack(msg["data"])
                 facts = recorder.unpack(msg["facts"]) if msg.get("facts") else {}
+                cost = _cost(msg.get("cost"))
                 for check in plan.records[cell]:
                     if check in values and check not in run.values:
                         run.values[check] = values[check]
+                        if cost is not None:
+                            run.values[COST + check] = cost
                     if isinstance(facts, dict) and check in facts:
                         run.values[FACTS + check] = facts[check]
             elif kind == "state" and cell in plan.states and plan.states[cell] not in run.states:
                 run.states[plan.states[cell]] = recorder.unpack(msg["data"])
+
+
+def _cost(sent: object) -> dict[str, int] | None:
+    """What a probe's call cost as a grader cell sent it (``recorder.costing``): operators and
+    bytes, whole numbers; None for anything else (none was counted, or the learner's code sent
+    something of its own)."""
+    if not isinstance(sent, dict) or set(sent) != {"ops", "nbytes"}:
+        return None
+    if not all(type(n) is int and n >= 0 for n in sent.values()):
+        return None
+    return {"ops": sent["ops"], "nbytes": sent["nbytes"]}
 
 
 KERNEL_GONE_GRACE = 10.0  # seconds the test runner may outlive its kernel when a run ends normally

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-# the rows' version (3: the hints column; 4: passed a JSON boolean): done files of another version
-# are graded again
-ROWS = 4
+# the rows' version (3: the hints column; 4: passed a JSON boolean; 5: the cost column): done files
+# of another version are graded again
+ROWS = 5
 FACTS = "facts::"  # the reference values' keys for what the graph says about a check
+COST = "cost::"  # a run's keys for what the probe of a check cost: {"ops": n, "nbytes": n}
 
 
 class SetupError(RuntimeError):
