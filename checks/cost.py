@@ -5,10 +5,12 @@ A step is any function of tensors (a learner's ``step(net, Xb, Yb)``, autograd's
 ``loss.backward()``). :func:`tally` runs it once under a ``TorchDispatchMode``: every ATen operator
 that reaches the dispatcher counts (those the autograd engine runs during ``backward()`` too, and
 views such as ``.T``), and so does every new storage an operator returns (a view or an in-place
-operator allocates none). Each operator is put down to the statement of the step that dispatched
-it, under the names that statement assigns, so that :func:`saving` can say which intermediates
-cost the most that a leaner step never builds. :func:`timings` gives median times per call, the
-calls taking turns in blocks so that a change in the machine's load hits them all.
+operator allocates none). Each operator is put down to the statement that dispatched it, under
+the names that statement assigns: a statement of the step, or of a function of the step's own
+module that it calls (a notebook's ``gpt_backward``, called by a step of two lines; a ``return``
+there passes its operators on to the statement that called it). So :func:`saving` can say which
+intermediates cost the most that a leaner step never builds. :func:`timings` gives median times
+per call, the calls taking turns in blocks so that a change in the machine's load hits them all.
 
 Results are data (:class:`Cost`, :class:`Part`); :func:`saving` turns two of them into one sentence.
 """
@@ -33,7 +35,7 @@ from torch.utils._pytree import tree_flatten
 
 from checks.parsing import parse
 
-__all__ = ["Cost", "Part", "Tally", "saving", "tally", "timings"]
+__all__ = ["Cost", "Part", "Tally", "saving", "size_said", "tally", "timings"]
 
 _TORCH = str(Path(torch.__file__).parent)  # torch's own Python frames between a step and ATen
 # saving() compares names only with a leaner step whose operators are nearly all put down to
@@ -106,11 +108,15 @@ class Cost:
 
 class Tally(TorchDispatchMode):
     """While active (``with Tally() as counter``), counts operators by kind (``counter.ops``) and
-    new storages, each under the line of ``code`` that dispatched it (none without ``code``)."""
+    new storages, each put down where :meth:`_where` says (``counter.lines``, ``counter.nbytes``):
+    under the names the statement of ``code`` that dispatched it assigns, or under its line;
+    nowhere without ``code``."""
 
-    def __init__(self, code: CodeType | None = None) -> None:
+    def __init__(self, code: CodeType | None = None, scope: dict | None = None) -> None:
         super().__init__()
         self.code = code
+        self.scope = scope  # the step's module: its own functions' statements count as its own
+        self.names = _Names(scope or {})
         self.ops: Counter = Counter()
         self.lines: Counter = Counter()
         self.nbytes: Counter = Counter()
@@ -118,23 +124,32 @@ class Tally(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         before = _storages((args, kwargs))  # before the call: an out= or resize_ allocates
         out = func(*args, **(kwargs or {}))
-        line = self._line()
+        where = self._where()
         self.ops[str(func.overloadpacket)] += 1
-        self.lines[line] += 1
-        self.nbytes[line] += sum(n for ptr, n in _storages(out).items() if ptr not in before)
+        self.lines[where] += 1
+        self.nbytes[where] += sum(n for ptr, n in _storages(out).items() if ptr not in before)
         return out
 
-    def _line(self) -> tuple[int, bool] | None:
-        """The line of ``code`` that dispatched the operator, and whether it did so itself (not
-        through a Python function of its own that it calls); None outside ``code``."""
-        if self.code is None:
-            return None
+    def _where(self) -> tuple[tuple[str, ...], int | None]:
+        """Where the operator is put down: under the names assigned by the innermost statement
+        that dispatched it itself, in ``code`` or in a function of ``scope`` that ``code`` calls
+        (a notebook's ``gpt_backward``, called by a step of two lines; a statement that assigns
+        nothing, such as a ``return``, passes it to the statement that called its function);
+        else, where a function of another module did the work, under the line of ``code`` that
+        called it (``(), line``); ``(), None`` outside ``code``."""
         frame, direct = sys._getframe(2), True
-        while frame is not None and frame.f_code is not self.code:
-            if not frame.f_code.co_filename.startswith(_TORCH):
+        while frame is not None and self.code is not None:
+            code = frame.f_code
+            own = code is self.code or (frame.f_globals is self.scope and code.co_name[:1] != "<")
+            assigned = self.names.of(code).get(frame.f_lineno) if own and direct else None
+            if assigned:
+                return assigned, None
+            if code is self.code:
+                return (), frame.f_lineno
+            if not own and not (code.co_filename.startswith(_TORCH) or code.co_name[:1] == "<"):
                 direct = False
             frame = frame.f_back
-        return None if frame is None else (frame.f_lineno, direct)
+        return (), None
 
 
 def _storages(tree: object) -> dict[int, int]:
@@ -153,46 +168,43 @@ def _storages(tree: object) -> dict[int, int]:
 
 
 def tally(step: Callable, *args: object) -> Cost:
-    """Run ``step(*args)`` once and return what it cost."""
-    code = getattr(inspect.unwrap(step), "__code__", None)
-    counter = Tally(code)
+    """Run ``step(*args)`` once and return what it cost: each operator put down to the names the
+    statement that dispatched it assigns, in ``step`` or in a function of its own module that it
+    calls (:meth:`Tally._where`)."""
+    unwrapped = inspect.unwrap(step)
+    code, scope = getattr(unwrapped, "__code__", None), getattr(unwrapped, "__globals__", None)
+    counter = Tally(code, scope)
     with counter:
         step(*args)
-    names = _assigned_names(step)
-    parts: Counter = Counter()
-    nbytes: Counter = Counter()
-    for at, n in counter.lines.items():
-        key = _part_key(names, at)
-        parts[key] += n
-        nbytes[key] += counter.nbytes[at]
-    found = [Part(*k, parts[k], nbytes[k]) for k in parts]
+    found = [Part(*k, counter.lines[k], counter.nbytes[k]) for k in counter.lines]
     return Cost(
         ops=counter.ops,
-        nbytes=sum(nbytes.values()),
+        nbytes=sum(counter.nbytes.values()),
         parts=tuple(sorted(found, key=lambda p: (-p.nbytes, -p.ops, p.label))),
     )
 
 
-def _part_key(
-    names: dict[int, tuple[str, ...]], at: tuple[int, bool] | None
-) -> tuple[tuple[str, ...], int | None]:
-    """Where an operator is put down: under the names its line's statement assigns, where that
-    statement dispatched it itself; else under the line alone (None outside the step)."""
-    if at is None:
-        return (), None
-    line, direct = at
-    return (names[line], None) if direct and line in names else ((), line)
+class _Names:
+    """The names each line of a function assigns (:func:`_assigned_names`), read once per
+    function; ``scope``: the step's module, whose modules (``torch``) are no names."""
+
+    def __init__(self, scope: dict) -> None:
+        self.modules = {k for k, v in scope.items() if isinstance(v, ModuleType)}
+        self.read: dict[CodeType, dict[int, tuple[str, ...]]] = {}
+
+    def of(self, code: CodeType) -> dict[int, tuple[str, ...]]:
+        if code not in self.read:
+            self.read[code] = _assigned_names(code, self.modules)
+        return self.read[code]
 
 
-def _assigned_names(step: Callable) -> dict[int, tuple[str, ...]]:
-    """Each line of ``step``'s source: the names its statement assigns (every line of a statement
-    that spans several), as far as the source can be read; none for a lambda."""
-    step = inspect.unwrap(step)
-    if getattr(getattr(step, "__code__", None), "co_name", "<lambda>") == "<lambda>":
+def _assigned_names(code: CodeType, modules: set[str]) -> dict[int, tuple[str, ...]]:
+    """Each line of the function of ``code``: the names its statement assigns (every line of a
+    statement that spans several), as far as the source can be read; none for a lambda."""
+    if code.co_name == "<lambda>":
         return {}
-    modules = {k for k, v in getattr(step, "__globals__", {}).items() if isinstance(v, ModuleType)}
     try:
-        lines, first = inspect.getsourcelines(step)
+        lines, first = inspect.getsourcelines(code)
         tree = parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return {}
@@ -272,7 +284,8 @@ def timings(
 def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str | None:
     """One sentence naming the biggest saving ``mine`` has left against ``leaner``, in operators:
     the intermediates it assigns that ``leaner`` never does (the costliest three named), or the
-    intermediate that takes the most operators more than ``leaner``'s of the same name; None
+    intermediate that takes the most operators more than ``leaner``'s of the same name (names
+    are compared, not the maths: another name for the same intermediate is told as new); None
     where it has neither, where it is no costlier than ``leaner``, or where ``leaner``'s
     operators are not known by name (its work done in a helper it calls, say)."""
     if mine.count <= leaner.count or _named_share(leaner) < NAMED_SHARE:
@@ -287,15 +300,18 @@ def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str 
     )
     if most and most[0].ops - most[1].ops > sum(p.ops for p in extra):
         p, q = most
-        return f"your `{p.label}` takes {_count(p.ops, 'operation')} where {whose} takes {q.ops}."
+        return (
+            f"your `{p.label}` takes {_count(p.ops, 'operation')} where {whose} takes {q.ops} "
+            f"for its `{q.label}`."
+        )
     if not extra:
         return None
     top = extra[:3]
     names = _listed([f"`{n}`" for p in top for n in p.names])
     ops, nbytes = sum(p.ops for p in top), sum(p.nbytes for p in top)
     return (
-        f"your step assigns {names} ({_count(ops, 'operation')}, {_size(nbytes)}), which "
-        f"{whose} does without."
+        f"your step assigns {names} ({_count(ops, 'operation')}, {size_said(nbytes)}), names "
+        f"that {whose} never assigns."
     )
 
 
@@ -313,7 +329,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _size(nbytes: int) -> str:
+def size_said(nbytes: int) -> str:
     """Bytes as a reader says them: 840 bytes, 25.6 kB, 3.1 MB."""
     if nbytes < 1000:
         return _count(nbytes, "byte")

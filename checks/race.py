@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from checks import kernel, session
 from checks.compare import close_enough
 from checks.cost import Cost, saving, tally, timings
 from checks.paths import COSTS, METADATA
@@ -40,6 +41,7 @@ __all__ = ["Lap", "Race", "race"]
 POOL = 16  # minibatches drawn once, which every step walks in the same order
 AUTOGRAD = "autograd"  # the reference's name in the table
 SOLUTION = "solution's "  # what a shipped solution's step is called in the table
+COLUMNS = (24, 10, 6, 5, 9)  # the text table's widths: step, median µs, ratio, ops, kB
 Net = Sequence[torch.Tensor] | dict[str, torch.Tensor]
 
 
@@ -53,11 +55,13 @@ class Lap:
     problem: str | None = None
 
     def json(self) -> dict:
+        """The lap as data (a shipped solution's race holds its laps so)."""
         cost = None if self.cost is None else self.cost.json()
         return {"name": self.name, "seconds": self.seconds, "cost": cost, "problem": self.problem}
 
     @classmethod
     def from_json(cls, data: dict) -> Lap:
+        """A lap as :meth:`json` wrote it."""
         cost = None if data["cost"] is None else Cost.from_json(data["cost"])
         return cls(data["name"], data["seconds"], cost, data["problem"])
 
@@ -142,10 +146,10 @@ class Race:
         )
 
     def __str__(self) -> str:
-        head = f"{'step':24s} {'median µs':>10s} {'ratio':>6s} {'ops':>5s} {'kB':>9s}"
+        head = _line(["step", "median µs", "ratio", "ops", "kB"])
         lines = [f"steps on minibatches of {self.batch}:", head, "-" * len(head)]
-        for name, (t, r, n, kb), note in self.rows():
-            lines.append(f"{name:24s} {t:>10s} {r:>6s} {n:>5s} {kb:>9s}")
+        for name, cells, note in self.rows():
+            lines.append(_line([name, *cells]))
             lines += [f"  {note}"] if note else []
         said = self._solution_said()
         return "\n".join(lines + ([said] if said else []))
@@ -166,6 +170,13 @@ class Race:
         said = self._solution_said()
         table = f"<table style='{TABLE}'><tr>{head}</tr>{''.join(rows)}</table>"
         return caption + table + (f"<p>{esc(said)}</p>" if said else "")
+
+
+def _line(cells: list[str]) -> str:
+    """A line of the text table: the name left-aligned, the numbers right-aligned, in
+    :data:`COLUMNS`."""
+    name, *numbers = (f"{c:>{w}s}" for c, w in zip(cells, COLUMNS, strict=True))
+    return " ".join([cells[0].ljust(COLUMNS[0]), *numbers])
 
 
 def _cells(lap: Lap, ratio: float | None) -> list[str]:
@@ -396,8 +407,6 @@ class _Quiet(Race):
 def _shown(result: Race) -> Race:
     """Show the table (HTML in a notebook, with the race as data in the output's metadata; text
     elsewhere), keep it for ``summary()``, and return it, not to be shown again."""
-    from checks import kernel, session
-
     if kernel.in_notebook():
         from IPython.display import display
 

@@ -21,7 +21,7 @@ from checks.verdict import Result, checked, show
 
 _RESULTS: dict[str, tuple[Result, int]] = {}  # name -> (latest result, tries), first-run order
 _EXPECTED: list[str] = []
-_RACES: list[Any] = []  # the races run in this kernel (checks.race.Race), the latest last
+_RACES: list[Any] = []  # the latest race run in this kernel (checks.race.Race), if any
 RACE = "race"  # the key of a shown race in its output's metadata (under METADATA)
 
 # The answers checked so far, by the tensor they were checked against and the check's name: (that
@@ -62,8 +62,8 @@ def reset() -> None:
 
 
 def raced(race: Any) -> None:
-    """Remember ``race`` (a :class:`checks.race.Race`) for ``summary()``."""
-    _RACES.append(race)
+    """Remember ``race`` (a :class:`checks.race.Race`) for ``summary()``, in place of the last."""
+    _RACES[:] = [race]
 
 
 def last_race() -> Any:

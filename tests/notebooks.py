@@ -4,6 +4,7 @@ share (run cells on past errors, read what a cell showed, fill `dX = ...  # TODO
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import subprocess
@@ -14,6 +15,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from checks.authoring.student import ROOT
+from checks.race import COLUMNS
 
 STUDENT = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y",
@@ -87,17 +89,17 @@ def text_of(cell) -> str:
 
 def race_shown(nb: nbformat.NotebookNode) -> tuple[str, dict[str, list[str]]]:
     """What the notebook's ``race(step_fast, ...)`` cell showed, and its table's rows by step: the
-    columns after the step's name (median µs, ratio, operators, kB; none for a step not timed;
-    the solution's steps, "solution's step_fast", without a time), the notes under a row and the
-    line on where the solution's rows come from left out."""
+    columns after the step's name (median µs, ratio, operators, kB; "" where the row has none:
+    a step not timed, the time of a solution's step), the notes under a row and the line on
+    where the solution's rows come from left out."""
     (cell,) = [c for c in nb.cells if c.cell_type == "code" and "race(step_fast" in c.source]
     shown = text_of(cell)
-    width = len(shown.splitlines()[1].split("median")[0])  # the name column, as the head has it
-    rows = {
-        ln[:width].strip(): ln[width:].split()
-        for ln in shown.splitlines()[3:]
-        if ln[:1] != " " and not ln.startswith("the solution's rows")
-    }
+    ends = list(itertools.accumulate(w + 1 for w in COLUMNS))
+    rows = {}
+    for ln in shown.splitlines()[3:]:
+        if ln[:1] != " " and not ln.startswith("the solution's rows"):
+            cells = [ln[a:b].strip() for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+            rows[cells[0]] = cells[1:] if any(cells[1:]) else []
     return shown, rows
 
 

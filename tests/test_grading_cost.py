@@ -1,15 +1,19 @@
-"""The grader's informational cost column: a probe's call of the learner's function counted in the
-kernel (``recorder.costing``), read back only as two whole numbers, and shown on the passed rows
-of its checks beside the solution's; never part of a grade."""
+"""The grader's informational cost column: once a probe's answers are recorded, the learner's
+function is called again, counted (``checks.grading.probecost``), on copies of what the probe
+reads; only two whole numbers are read back, and they show on the passed rows of its checks
+beside the solution's. The count never changes an answer, a tensor of the notebook's or the
+random state, and a count that fails or runs out of time sends nothing."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 import torch
 
 import checks.cost
 from checks.cost import tally
-from checks.grading import recorder, run
+from checks.grading import probecost, recorder, run
 from checks.grading.assemble import record_cell
 from checks.grading.exercise import AnswerCell
 from checks.grading.judge import _costed
@@ -29,48 +33,119 @@ def probed_cell(probe: str | None) -> AnswerCell:
 
 @pytest.fixture
 def sent(monkeypatch):
-    """The messages the kernel's grader cells send, kept instead of published."""
-    out: list[dict] = []
-    monkeypatch.setattr(recorder, "emit", lambda kind, **content: out.append(content))
+    """The answers and costs the kernel's grader cells send, kept instead of published (and
+    nothing else: a watch on autograd that another test left on reports calls too)."""
+    out: list[tuple[str, dict]] = []
+
+    def emit(kind: str, **content) -> None:
+        if kind in ("values", "cost"):
+            out.append((kind, content))
+
+    monkeypatch.setattr(recorder, "emit", emit)
     return out
 
 
-def test_a_probe_records_what_the_learners_call_cost(sent):
+def graded_cell(probe: str, **scope) -> dict:
+    """Run the grader cell after an answer cell whose probe is ``probe``; its scope after."""
+    scope = {"__gr": recorder, **scope}
+    exec(record_cell(probed_cell(probe)), scope)
+    return scope
+
+
+def test_the_answers_are_recorded_first_then_the_call_is_counted_again(sent):
     x, w = torch.randn(4, 3), torch.randn(3, 2)
-    code = record_cell(probed_cell("backward(x, w)"))
-    scope = {"__gr": recorder, "backward": backward, "x": x, "w": w}
-    exec(code, scope)
-    cost = sent[0]["cost"]
-    assert cost == {"ops": tally(backward, x, w).count, "nbytes": tally(backward, x, w).nbytes}
-    assert cost["ops"] >= 3 and cost["nbytes"] > 0
-    assert recorder.unpack(sent[0]["data"])["ex2/dw"].shape == (3, 2)
+    graded_cell("backward(x, w)", backward=backward, x=x, w=w)
+    (kind, values), (cost_kind, cost) = sent
+    assert (kind, cost_kind) == ("values", "cost")
+    assert torch.equal(recorder.unpack(values["data"])["ex2/dw"], backward(x, w)["dw"])
+    counted = tally(backward, x, w)
+    assert cost["cost"] == {"ops": counted.count, "nbytes": counted.nbytes}
+    assert counted.count >= 3 and counted.nbytes > 0
 
 
-def test_a_probe_that_raises_still_records_its_answers_as_raised(sent):
+def test_a_probe_that_raises_records_its_answers_as_raised_and_sends_no_cost(sent):
     def broken(x, w):
         raise ValueError("not yet")
 
-    exec(record_cell(probed_cell("broken(x, w)")), {"__gr": recorder, "broken": broken, "x": 1})
-    assert recorder.unpack(sent[0]["data"])["ex2/dx"].kind == "error"
+    graded_cell("broken(x, w)", broken=broken, x=torch.ones(2), w=torch.ones(2))
+    assert [kind for kind, _ in sent] == ["values"]
+    assert recorder.unpack(sent[0][1]["data"])["ex2/dx"].type == "ValueError"
 
 
-def test_a_count_that_cannot_start_leaves_the_answers_as_they_are(sent, monkeypatch):
+def test_a_count_that_fails_leaves_the_recorded_answers_as_they_are(sent, monkeypatch):
     def no_tally():
         raise RuntimeError("another dispatch mode is active")
 
     monkeypatch.setattr(checks.cost, "Tally", no_tally)
     x, w = torch.randn(4, 3), torch.randn(3, 2)
-    exec(
-        record_cell(probed_cell("backward(x, w)")),
-        {"__gr": recorder, "backward": backward, "x": x, "w": w},
+    graded_cell("backward(x, w)", backward=backward, x=x, w=w)
+    assert [kind for kind, _ in sent] == ["values"]
+    assert torch.equal(recorder.unpack(sent[0][1]["data"])["ex2/dx"], backward(x, w)["dx"])
+
+
+def test_a_call_that_runs_out_of_time_is_stopped_and_not_counted():
+    def looped(x):
+        total = x.new_zeros(())
+        while True:  # a learner's loop of scalar operations, slowed down further by the count
+            total = total + x[0]
+
+    assert probecost.count("looped(x)", {"looped": looped, "x": torch.ones(3)}, 0.2) is None
+
+
+def test_the_count_changes_no_tensor_of_the_notebooks_and_no_random_state():
+    def careless(x, net):
+        x.mul_(2)  # changes its input in place
+        net[0].add_(1)
+        return torch.randn(3) + random.random()
+
+    x, net = torch.ones(3), [torch.zeros(2)]
+    torch.manual_seed(5)
+    random.seed(5)
+    counted = probecost.count("careless(x, net)", {"careless": careless, "x": x, "net": net})
+    after = (torch.randn(1), random.random())
+    torch.manual_seed(5)
+    random.seed(5)
+    assert after == (torch.randn(1), random.random())
+    assert (
+        counted["ops"] >= 4
+        and torch.equal(x, torch.ones(3))
+        and torch.equal(net[0], torch.zeros(2))
     )
-    assert sent[0]["cost"] is None
-    assert torch.equal(recorder.unpack(sent[0]["data"])["ex2/dx"], backward(x, w)["dx"])
+
+
+def test_the_graders_own_inputs_and_packing_count_nothing():
+    x = torch.randn(4, 5)
+    scope = {"__gr": recorder, "x": x}
+    assert probecost.count("__gr.fresh(x, 1).sum()", scope)["ops"] == 1  # the sum only
+    assert probecost.count("__gr.normed(x)", scope)["ops"] == 0
+
+    class Value:  # notebook 01's answers: a class of plain numbers, no tensor operation
+        def __init__(self, data):
+            self.data, self.grad, self._backward = data, 0.0, lambda: None
+
+        def __mul__(self, other):
+            out = Value(self.data * other.data)
+
+            def _backward():
+                self.grad += other.data * out.grad
+                other.grad += self.data * out.grad
+
+            out._backward = _backward
+            return out
+
+    scope.update(Value=Value)
+    assert probecost.count("__gr.op(Value, lambda a, b: a * b, (2.0, 3.0))", scope)["ops"] == 0
+
+
+def test_the_count_comes_after_every_check_of_the_answer_cell():
+    """A count that a learner's code makes fail can skip nothing the grader checks."""
+    code = record_cell(probed_cell("backward(x, w)"))
+    assert code.index("__gr.record(") < code.index("__gr.check_grads(") < code.index("__pc.send(")
 
 
 def test_an_answer_cell_without_a_probe_counts_nothing():
     code = record_cell(probed_cell(None))
-    assert "costing" not in code and "cost=" not in code
+    assert "probecost" not in code and "send(" not in code
 
 
 @pytest.mark.parametrize(
@@ -84,6 +159,8 @@ def test_an_answer_cell_without_a_probe_counts_nothing():
         ({"ops": 1.5, "nbytes": 5}, None),
         ({"ops": True, "nbytes": 5}, None),
         ({"ops": "56", "nbytes": 5}, None),
+        ({"ops": 5, "nbytes": 10**400}, None),  # would overflow a float where it is written
+        ({"ops": 2**53, "nbytes": 5}, None),
         ({"ops": 5, "nbytes": 5, "extra": "<script>"}, None),
         ([56, 5], None),
     ],

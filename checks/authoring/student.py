@@ -315,8 +315,13 @@ def generate(
         if found:  # a notebook of drills alone has none: each drill makes its own in the kernel
             texts[hints / f"{sol.stem}.json"] = json.dumps(found, indent=1) + "\n"
         races = shown_races(solution.cells)
+        costs = hints / "costs" / f"{sol.stem}.json"
         if races:  # what the solution's steps cost, for the solution's rows of a learner's race
-            texts[hints / "costs" / f"{sol.stem}.json"] = json.dumps({"races": races}) + "\n"
+            texts[costs] = json.dumps({"races": races}) + "\n"
+        elif costs.exists():  # a solution that shows no race any more ships none
+            differ.append(costs)
+            if not check:
+                costs.unlink()
         if own:
             texts[sol] = _with_install_cell(sol.read_text())
         if sol.stem in VARIANTS_OF:  # the ladders its variants change (checks.variants)

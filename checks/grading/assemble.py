@@ -50,24 +50,27 @@ def record_cell(cell: AnswerCell, facts: bool = False) -> str:
     With ``facts`` (the reference run) it also sends what the graph says about each checked tensor
     (``checks.grading.facts``), so that the grader's diagnosis reads what the notebook's ``cmp``
     reads."""
-    cost = ""
-    if cell.probe:  # a function's answers: its call counted too (informational, never a grade)
+    if cell.probe:
         grab = (
-            f"__cost = {{}}\ntry:\n    with __gr.costing() as __cost:\n"
-            f"        __vals = {cell.probe}\nexcept BaseException as __e:\n"
+            f"try:\n    __vals = {cell.probe}\nexcept BaseException as __e:\n"
             f"    __vals = dict.fromkeys({cell.names!r}, __gr.raised(__e))"
         )
-        cost = ", cost=__cost"
     else:
         grab = f"__vals = __grade_values_of({cell.names!r}, globals())"
     values = f"{{c: __vals.get(n, __gr.DELETED) for c, n in zip({cell.checks!r}, {cell.names!r})}}"
     by_check = _facts_expression(cell) if facts else None  # {check id: facts}, in the kernel
+    # a function's answers, once recorded: its call counted again (informational, never a grade)
+    cost = (
+        f"\nimport checks.grading.probecost as __pc\n__pc.send({cell.probe!r}, globals())"
+        if cell.probe
+        else ""
+    )
     if by_check:
         return (
             f"{grab}\nimport checks.grading.facts as __cf\n"
-            f"__gr.record({values}, facts={by_check}{cost})"
+            f"__gr.record({values}, facts={by_check}){cost}"
         )
-    return f"{grab}\n__gr.record({values}{cost})\n__gr.check_grads(globals())"
+    return f"{grab}\n__gr.record({values})\n__gr.check_grads(globals()){cost}"
 
 
 def _facts_expression(cell: AnswerCell) -> str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from checks.compare import answer, guarded, judge, with_source
+from checks.cost import size_said
 from checks.diagnose import Context
 from checks.grading.assemble import STATE
 from checks.grading.exercise import AnswerCell, Exercise
@@ -66,7 +67,7 @@ def _costed(row: Row, mine: dict, ref: dict) -> Row:
 
 
 def _cost_said(cost: dict) -> str:
-    return f"{cost['ops']} ops, {cost['nbytes'] / 1e3:,.1f} kB"
+    return f"{cost['ops']} ops, {size_said(cost['nbytes'])}"
 
 
 @dataclass

@@ -18,7 +18,7 @@ import io
 import os
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -26,6 +26,7 @@ import torch
 from checks import heap
 from checks.grading.mime import MIME
 from checks.grading.novalue import DELETED, MISSING, NoValue, from_wire, other, raised, to_wire
+from checks.grading.probecost import paused
 
 # elements: larger tensors (a whole data set) are left as the notebook made them
 STATE_LIMIT = 2**16
@@ -67,36 +68,10 @@ def as_value(value: Any) -> Any:
         return other(value)
 
 
-def record(
-    values: dict[str, Any], facts: dict[str, Any] | None = None, cost: dict | None = None
-) -> None:
-    """Send the answers of a cell (check id -> value), with the reference run's graph facts and
-    what the probe that computed them cost (:func:`costing`)."""
+def record(values: dict[str, Any], facts: dict[str, Any] | None = None) -> None:
+    """Send the answers of a cell (check id -> value), with the reference run's graph facts."""
     _stop()
-    data = pack({c: as_value(v) for c, v in values.items()})
-    emit("values", data=data, facts=pack(facts or {}), cost=cost or None)
-
-
-@contextlib.contextmanager
-def costing() -> Iterator[dict]:
-    """The block's tensor operations and the bytes they allocate (``checks.cost.Tally``), put in
-    the dict it yields when the block ends: what a probe's call of the learner's function cost,
-    for the grader's informational column. Where the count cannot start, the block runs
-    uncounted."""
-    counted: dict = {}
-    try:
-        from checks.cost import Tally
-
-        counter = Tally()
-        counter.__enter__()
-    except Exception:
-        yield counted
-        return
-    try:
-        yield counted
-    finally:
-        counter.__exit__(None, None, None)
-        counted.update(ops=sum(counter.ops.values()), nbytes=sum(counter.nbytes.values()))
+    emit("values", data=pack({c: as_value(v) for c, v in values.items()}), facts=pack(facts or {}))
 
 
 def values_of(names: list[str], scope: dict) -> dict[str, Any]:
@@ -122,7 +97,8 @@ def op(V: type, f: Callable, xs: tuple[float, ...], full: bool = False) -> torch
     else:
         out.grad = 0.7
         out._backward()
-    return torch.tensor([float(v.grad) for v in vs], dtype=torch.float64)
+    with paused():  # the grader's packing, not the learner's cost
+        return torch.tensor([float(v.grad) for v in vs], dtype=torch.float64)
 
 
 def seed() -> int:
@@ -134,24 +110,27 @@ def fresh(like: torch.Tensor, k: int) -> torch.Tensor:
     probe's inputs apart), the same in the reference run and the learner's; no earlier cell of the
     notebook holds it, so no answer handed in before can stand for the function's result."""
     g = torch.Generator().manual_seed(seed() * 1009 + k)
-    return torch.randn(
-        like.shape, generator=g, dtype=like.dtype if like.is_floating_point() else torch.float32
-    )
+    with paused():  # the grader's input, not the learner's cost
+        return torch.randn(
+            like.shape, generator=g, dtype=like.dtype if like.is_floating_point() else torch.float32
+        )
 
 
 def normed(x: torch.Tensor, eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor]:
     """For a probe of a layer norm's backward: ``x``'s rows normalised over the last axis, and
     their 1/std (biased variance, as layer norm takes it)."""
-    var = x.var(-1, keepdim=True, unbiased=False)
-    rstd = (var + eps) ** -0.5
-    return (x - x.mean(-1, keepdim=True)) * rstd, rstd
+    with paused():  # the grader's input, not the learner's cost
+        var = x.var(-1, keepdim=True, unbiased=False)
+        rstd = (var + eps) ** -0.5
+        return (x - x.mean(-1, keepdim=True)) * rstd, rstd
 
 
 def rms_normed(x: torch.Tensor, eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor]:
     """For a probe of an RMS norm's backward: ``x``'s rows divided by their root mean square over
     the last axis (no mean taken away), and that 1/RMS."""
-    rstd = ((x**2).mean(-1, keepdim=True) + eps) ** -0.5
-    return x * rstd, rstd
+    with paused():  # the grader's input, not the learner's cost
+        rstd = ((x**2).mean(-1, keepdim=True) + eps) ** -0.5
+        return x * rstd, rstd
 
 
 def draw(xs: tuple[float, ...]) -> tuple[float, ...]:

@@ -330,25 +330,26 @@ def _read_records(path: Path, plan: Plan, run: Run) -> None:
             elif kind == "values" and cell in plan.records:
                 values = recorder.unpack(msg["data"])
                 facts = recorder.unpack(msg["facts"]) if msg.get("facts") else {}
-                cost = _cost(msg.get("cost"))
                 for check in plan.records[cell]:
                     if check in values and check not in run.values:
                         run.values[check] = values[check]
-                        if cost is not None:
-                            run.values[COST + check] = cost
                     if isinstance(facts, dict) and check in facts:
                         run.values[FACTS + check] = facts[check]
+            elif kind == "cost" and cell in plan.records and _cost(msg.get("cost")):
+                for check in plan.records[cell]:
+                    if check in run.values:
+                        run.values.setdefault(COST + check, _cost(msg["cost"]))
             elif kind == "state" and cell in plan.states and plan.states[cell] not in run.states:
                 run.states[plan.states[cell]] = recorder.unpack(msg["data"])
 
 
 def _cost(sent: object) -> dict[str, int] | None:
-    """What a probe's call cost as a grader cell sent it (``recorder.costing``): operators and
-    bytes, whole numbers; None for anything else (none was counted, or the learner's code sent
-    something of its own)."""
+    """What a probe's call cost as a grader cell sent it (``checks.grading.probecost``):
+    operators and bytes, whole numbers below 2**53; None for anything else (the learner's code
+    can send what it likes)."""
     if not isinstance(sent, dict) or set(sent) != {"ops", "nbytes"}:
         return None
-    if not all(type(n) is int and n >= 0 for n in sent.values()):
+    if not all(type(n) is int and 0 <= n < 2**53 for n in sent.values()):
         return None
     return {"ops": sent["ops"], "nbytes": sent["nbytes"]}
 

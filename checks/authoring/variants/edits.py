@@ -113,3 +113,13 @@ def announced(v, imports: str, notebook: str | None = None) -> list[Edit]:
             "  # your own network: hint() speaks of it",
         ),
     ]
+
+
+def race_said(exercise: int) -> str:
+    """The sentence of a notebook's last summary on the race of its fast exercise (``exercise``),
+    which a variant without that exercise takes out."""
+    return (
+        f"\nAfter exercise {exercise}'s `race()`, what your steps cost as well: the time of each "
+        "against autograd's, the tensor operations\nit makes and the memory they allocate, beside "
+        "the solution's, and the biggest saving it has left."
+    )

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from checks.authoring.variants import edits
 from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, announced, apply, line, reordered
 from checks.variants import GROUPS, NAMES, Makemore, renamed, resized, same_sizes
 
@@ -333,12 +334,7 @@ FAST_EXERCISE = (
 )
 
 
-# the last summary's sentence on the race of exercise 5, said only where that exercise is kept
-RACE_SAID = (
-    "\nAfter exercise 5's `race()`, what your steps cost as well: the time of each against autograd's, "
-    "the tensor operations\nit makes and the memory they allocate, beside the solution's, and the "
-    "biggest saving it has left."
-)
+RACE_SAID = edits.race_said(5)  # the last summary's, on the race
 
 
 IMPORTS = (

@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from checks.authoring.variants import edits
 from checks.authoring.variants.edits import Drop, Edit, Sub, Swap, announced, apply, line, reordered
 from checks.variants.transformer import FUNCTIONS, GROUPS, STEM, Transformer, renamed
 
@@ -545,12 +546,7 @@ FAST_LISTED = (
     "4. **Exercise 4** (optional, not graded): a fast backward pass, `gpt_backward_fast`, timed "
     "against autograd's.\n"
 )
-# the last summary's sentence on the race of exercise 4, said only where that exercise is kept
-RACE_SAID = (
-    "\nAfter exercise 4's `race()`, what your steps cost as well: the time of each against autograd's, "
-    "the tensor operations\nit makes and the memory they allocate, beside the solution's, and the "
-    "biggest saving it has left."
-)
+RACE_SAID = edits.race_said(4)  # the last summary's, on the race
 FAST_EXERCISE = (
     "# Exercise 4: make it fast (optional)",
     "def gpt_forward_fast(p, X):",
