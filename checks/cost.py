@@ -206,7 +206,7 @@ def _assigned_names(code: CodeType, modules: set[str]) -> dict[int, tuple[str, .
     try:
         lines, first = inspect.getsourcelines(code)
         tree = parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError):
+    except Exception:  # a source that cannot be read or parsed: nothing is named
         return {}
     found: dict[int, tuple[str, ...]] = {}
     for node in ast.walk(tree):

@@ -7,7 +7,9 @@ random state, and a count that fails or runs out of time sends nothing."""
 from __future__ import annotations
 
 import random
+import signal
 
+import nbformat
 import pytest
 import torch
 
@@ -19,6 +21,9 @@ from checks.grading.exercise import AnswerCell
 from checks.grading.judge import _costed
 from checks.grading.rows import FIELDS, Row
 from checks.grading.settings import COST
+from checks.paths import ROOT
+from tests import makemore
+from tests.fast_steps import fused_step
 
 
 def backward(x, w):
@@ -73,23 +78,69 @@ def test_a_probe_that_raises_records_its_answers_as_raised_and_sends_no_cost(sen
 
 
 def test_a_count_that_fails_leaves_the_recorded_answers_as_they_are(sent, monkeypatch):
-    def no_tally():
+    def no_tally(self):
         raise RuntimeError("another dispatch mode is active")
 
-    monkeypatch.setattr(checks.cost, "Tally", no_tally)
+    monkeypatch.setattr(checks.cost.Tally, "__enter__", no_tally)
     x, w = torch.randn(4, 3), torch.randn(3, 2)
     graded_cell("backward(x, w)", backward=backward, x=x, w=w)
     assert [kind for kind, _ in sent] == ["values"]
     assert torch.equal(recorder.unpack(sent[0][1]["data"])["ex2/dx"], backward(x, w)["dx"])
 
 
-def test_a_call_that_runs_out_of_time_is_stopped_and_not_counted():
+def test_a_call_that_runs_out_of_time_is_stopped_not_counted_and_leaves_nothing_behind():
     def looped(x):
         total = x.new_zeros(())
         while True:  # a learner's loop of scalar operations, slowed down further by the count
             total = total + x[0]
 
+    handler = signal.getsignal(signal.SIGALRM)
+    grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
     assert probecost.count("looped(x)", {"looped": looped, "x": torch.ones(3)}, 0.2) is None
+    assert signal.getsignal(signal.SIGALRM) is handler
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert not torch._C._len_torch_dispatch_stack() and not probecost._PAUSED["on"]
+    assert (torch.is_grad_enabled(), torch.get_default_dtype()) == (grad, dtype)
+
+
+def test_a_stop_caught_by_the_learners_code_still_stops_the_count():
+    def swallowing(x):
+        torch.set_grad_enabled(False)  # changed, then left so by the stop
+        total = x.new_zeros(())
+        for _ in range(3):
+            try:
+                while True:
+                    total = total + x[0]
+            except BaseException:  # noqa: BLE001  (a learner's catch-all)
+                pass
+        return total
+
+    scope = {"swallowing": swallowing, "x": torch.ones(3), "__gr": recorder}
+    grad = torch.is_grad_enabled()
+    assert probecost.count("swallowing(x)", scope, 0.1) is None  # three stops, all caught
+    assert probecost.count("__gr.attempt(lambda: swallowing(x))", scope, 0.1) is None
+    assert torch.is_grad_enabled() == grad and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_the_probe_of_notebook_03_is_counted_on_copies_of_its_network():
+    """Notebook 03's own probe string, as its solution's metadata holds it."""
+    nb = nbformat.read(ROOT / "solutions" / "03-makemore-backprop.ipynb", as_version=4)
+    (probe,) = [c.metadata["workbook"]["probe"] for c in nb.cells if "step(" in str(c.metadata)]
+    p = makemore.init_params(27, 3, 10, 200, 2147483647)
+    net = [p[k].detach() for k in ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]]
+    g = torch.Generator().manual_seed(1)
+    X, Y = torch.randint(0, 27, (100, 3), generator=g), torch.randint(0, 27, (100,), generator=g)
+
+    def step(net, Xb, Yb):  # a learner's step that moves its network in place as it goes
+        loss, grads = fused_step(net, Xb, Yb)
+        net[0].sub_(grads[0])
+        return loss, grads
+
+    before = [t.clone() for t in net]
+    scope = {"step": step, "net": net, "Xtr": X, "Ytr": Y, "batch_size": 32}
+    counted = probecost.count(probe, scope)
+    assert counted["ops"] == tally(fused_step, net, X[:32], Y[:32]).count + 1 + 2  # sub_, slices
+    assert all(torch.equal(a, b) for a, b in zip(before, net, strict=True))
 
 
 def test_the_count_changes_no_tensor_of_the_notebooks_and_no_random_state():

@@ -3,7 +3,9 @@ fills them in."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -33,6 +35,30 @@ def test_committed_student_copies_are_what_the_script_generates():
         "(`backprop-workbook start DIR` copies the notebooks there), since notebooks/ holds "
         "generated files"
     )
+
+
+def test_the_solutions_races_are_shipped_and_a_stale_one_is_removed(tmp_path):
+    """``student`` ships the races an executed solution shows (its data from the outputs'
+    metadata), and takes out the file of a solution that shows none any more."""
+    (tmp_path / "solutions").mkdir()
+    for name in ("03-makemore-backprop.ipynb", "02-tensor-backprop.ipynb"):
+        shutil.copy(ROOT / "solutions" / name, tmp_path / "solutions" / name)
+    hints = tmp_path / "checks" / "hints"
+    stale = hints / "costs" / "02-tensor-backprop.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text('{"races": []}\n')
+    differ = generate(check=True, root=tmp_path, out=tmp_path / "notebooks")
+    assert stale in differ and stale.exists()  # --check only says so
+    generate(root=tmp_path, out=tmp_path / "notebooks")
+    shipped = json.loads((hints / "costs" / "03-makemore-backprop.json").read_text())["races"]
+    assert (
+        not stale.exists()
+        and shipped
+        == json.loads(
+            (ROOT / "checks" / "hints" / "costs" / "03-makemore-backprop.json").read_text()
+        )["races"]
+    )
+    assert [lap["name"] for lap in shipped[0]["laps"]] == ["autograd", "step_fast", "step"]
 
 
 def test_every_solution_has_a_student_copy_without_outputs():

@@ -2,14 +2,16 @@
 operations it dispatches and the bytes they allocate, :class:`checks.cost.Tally`), for the cost
 column of ``grades.csv``; never part of a grade.
 
-The count never touches the answers. The probe has run and its answers are recorded before
-:func:`send` calls it a second time, counted, on copies of what the probe reads (so the notebook's
-own tensors stay as they were), with the random state put back afterwards, and stopped after
-:data:`SECONDS` (counting slows every operator down, and a learner's loop of scalar operations
-could otherwise run past the cell's time limit). A call that fails or runs out of time sends no
-cost. The grader's own input-making helpers (``recorder.fresh``, ``normed``...) count nothing
-(:func:`paused`). A learner's code can change what this module sends, as it can any output of
-its own; the grader reads back only two whole numbers (``checks.grading.run``).
+The count never touches the answers. The probe has run and its answers are recorded and checked
+before :func:`send` calls it a second time, counted, on copies of the tensors its expression
+names (lists, tuples and dicts of them too; a tensor the function reads from the notebook by
+itself is not copied), with the random state, the grad mode and the default dtype put back
+afterwards, and stopped after :data:`SECONDS` (counting slows every operator down, and a
+learner's loop of scalar operations could otherwise run past the cell's time limit). A call that
+fails or runs out of time sends no cost. The grader's helpers that make a probe's inputs and pack
+its answers (``recorder.fresh``, ``normed``, ``op``...) count nothing (:func:`paused`). A
+learner's code can change what this module sends, as it can any output of its own; the grader
+reads back only two whole numbers (``checks.grading.run``).
 """
 
 from __future__ import annotations
@@ -43,15 +45,19 @@ def send(probe: str, scope: dict) -> None:
 
 def count(probe: str, scope: dict, seconds: float = SECONDS) -> dict[str, int] | None:
     """The operators and bytes of one call of ``probe`` on copies of what it reads from
-    ``scope``, or None where it fails, runs out of ``seconds``, or no time limit can be set."""
+    ``scope``, or None where it fails, runs out of ``seconds`` (even where the learner's code
+    catches the stop), or no time limit can be set."""
     if not _can_stop():
         return None
     try:
         counter = _counter()
         code = compile(probe, "<probe>", "eval")
-        with _random_kept(), _deadline(seconds), counter:
+        # the deadline innermost: its timer is off before the count or the saved state ends
+        with _state_kept(), counter, _deadline(seconds) as limit:
             eval(code, scope, _Copies(scope))
     except (Exception, OutOfTime):  # the learner's code, counted: it sends no cost
+        return None
+    if limit["fired"]:  # stopped, and the stop caught by the learner's code: a part counted
         return None
     return {"ops": sum(counter.ops.values()), "nbytes": sum(counter.nbytes.values())}
 
@@ -113,27 +119,42 @@ def _can_stop() -> bool:
 
 
 @contextlib.contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise :class:`OutOfTime` in the block after ``seconds``."""
+def _deadline(seconds: float) -> Iterator[dict[str, bool]]:
+    """Raise :class:`OutOfTime` in the block after ``seconds``, and again every 50 ms until it
+    ends (a learner's ``except BaseException`` may catch one); the dict it yields says whether
+    it fired. Leaving the block switches the timer off and puts the old handler back, even
+    where a last stop arrives on the way out."""
+    limit = {"armed": True, "fired": False}
 
     def stop(signum: int, frame: Any) -> None:
-        raise OutOfTime
+        if limit["armed"]:
+            limit["fired"] = True
+            raise OutOfTime
 
     before = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
     try:
-        yield
+        yield limit
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, before)
+        while True:  # a stop raised here is caught: once disarmed, none comes
+            try:
+                limit["armed"] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, before)
+                break
+            except OutOfTime:
+                continue
 
 
 @contextlib.contextmanager
-def _random_kept() -> Iterator[None]:
-    """torch's and Python's random state as they were before the block, after it."""
-    state = random.getstate()
+def _state_kept() -> Iterator[None]:
+    """torch's and Python's random state, torch's grad mode and default dtype as they were
+    before the block, after it (a call stopped half-way may have changed them)."""
+    state, grad, dtype = random.getstate(), torch.is_grad_enabled(), torch.get_default_dtype()
     with torch.random.fork_rng(devices=[]):
         try:
             yield
         finally:
             random.setstate(state)
+            torch.set_grad_enabled(grad)
+            torch.set_default_dtype(dtype)

@@ -26,7 +26,7 @@ import torch
 from checks import heap
 from checks.grading.mime import MIME
 from checks.grading.novalue import DELETED, MISSING, NoValue, from_wire, other, raised, to_wire
-from checks.grading.probecost import paused
+from checks.grading.probecost import OutOfTime, paused
 
 # elements: larger tensors (a whole data set) are left as the notebook made them
 STATE_LIMIT = 2**16
@@ -80,9 +80,11 @@ def values_of(names: list[str], scope: dict) -> dict[str, Any]:
 
 
 def attempt(fn: Callable[[], Any]) -> Any:
-    """``fn()``, or the record of what it raised."""
+    """``fn()``, or the record of what it raised (the stop of a counted call goes on up)."""
     try:
         return fn()
+    except OutOfTime:
+        raise
     except BaseException as e:
         return raised(e)
 
