@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from checks.cost import saving, tally, timings
 from tests import makemore
 from tests.fast_steps import autograd_step, fused_step
+from tests.fresh import run_fresh
 
 ORDER = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]
 
@@ -270,3 +271,19 @@ def test_the_saving_names_what_a_called_function_recomputes():
     sentence = saving(tally(wasteful, x, w), tally(lean, x, w), "the solution's `lean`")
     assert sentence.startswith("your step assigns `again` (1 operation")
     assert sentence.endswith("names that the solution's `lean` never assigns.")
+
+
+def test_counting_imports_no_compiler():
+    """torch wraps a dispatch mode's ``__torch_dispatch__`` for ``torch.compile`` unless told not
+    to, and the wrapper imports ``torch._dynamo`` (1.2 s of CPU) at the first operator: in every
+    grading kernel that counts a learner's function, and in a learner's first ``race()``."""
+    code = (
+        "import sys, torch\n"
+        "from checks.cost import tally\n"
+        "from checks.grading.probecost import count\n"
+        "def step(x):\n    y = x * 2\n    return y.sum()\n"
+        "assert tally(step, torch.ones(3)).count == 2\n"
+        "assert count('step(x)', {'step': step, 'x': torch.ones(3)}) == {'ops': 2, 'nbytes': 16}\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    assert run_fresh(code).strip() == "False"

@@ -234,3 +234,16 @@ def test_a_passed_row_shows_its_cost_beside_the_solutions():
     nothing = {COST + "ex4/dC": {"ops": 0, "nbytes": 0}}  # a Value class's: no tensor operation
     assert _costed(row(), nothing, ref).cost == ""
     assert FIELDS[-1] == "cost" and row().cells()[-1] == ""
+
+
+def test_reference_values_kept_before_the_cost_column_are_made_again(tmp_path, monkeypatch):
+    """A reference run cached by a grader whose rows had no cost has no solution's costs: the
+    cache is keyed by the rows' version too, so it is run again."""
+    from checks.grading import grader as module
+    from checks.grading.settings import Settings
+
+    grader = module.Grader(tmp_path / "out", Settings())
+    ex = next(iter(grader.exercises.values()))
+    now = grader.cache_of(ex)
+    monkeypatch.setattr(module, "ROWS", module.ROWS - 1)
+    assert grader.cache_of(ex) != now and grader.cache_of(ex).parent == now.parent

@@ -118,10 +118,12 @@ class Grader:
         self.hidden = [solutions, out, self.cache, HINTS]
 
     def cache_of(self, ex: Exercise) -> Path:
-        """The file that keeps ``ex``'s reference values for these settings."""
+        """The file that keeps ``ex``'s reference values for these settings (and versions of the
+        graph facts and of the rows: the rows of version 5 need the solution's costs)."""
         s = self.settings
+        versions = f"sealed/{FACTS_VERSION}/rows {ROWS}"
         key = hashlib.sha256(
-            (ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/sealed/{FACTS_VERSION}").encode()
+            (ex.path.read_text() + f"{s.seed}/{s.batch}/{s.steps}/{versions}").encode()
         ).hexdigest()[:16]
         return self.cache / f"{ex.path.stem}-{key}.pt"
 
