@@ -144,8 +144,10 @@ class Tally(TorchDispatchMode):
         nothing, such as a ``return``, passes it to the statement that called its function);
         else, where a function of another module did the work, under the line of ``code`` that
         called it (``(), line``); ``(), None`` outside ``code``."""
+        if self.code is None:
+            return (), None
         frame, direct = sys._getframe(2), True
-        while frame is not None and self.code is not None:
+        while frame is not None:
             code = frame.f_code
             own = code is self.code or (frame.f_globals is self.scope and code.co_name[:1] != "<")
             assigned = self.names.of(code).get(frame.f_lineno) if own and direct else None

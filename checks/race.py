@@ -175,7 +175,7 @@ class Race:
 def _line(cells: list[str]) -> str:
     """A line of the text table: the name left-aligned, the numbers right-aligned, in
     :data:`COLUMNS`."""
-    name, *numbers = (f"{c:>{w}s}" for c, w in zip(cells, COLUMNS, strict=True))
+    numbers = (f"{c:>{w}s}" for c, w in zip(cells[1:], COLUMNS[1:], strict=True))
     return " ".join([cells[0].ljust(COLUMNS[0]), *numbers])
 
 

@@ -116,28 +116,26 @@ def declared() -> list[str]:
     return list(_EXPECTED)
 
 
+def _outputs(cells: list) -> list[dict]:
+    """Every output of ``cells``, in order."""
+    return [out for cell in cells for out in cell.get("outputs", [])]
+
+
 def shown_checks(cells: list) -> list[str]:
     """The names of the checks that executed cells show, in order, each once: read from their
     outputs' metadata (:func:`checks.verdict.checked`), not from the text they show."""
     names: list[str] = []
-    for cell in cells:
-        for out in cell.get("outputs", []):
-            name = checked(out)
-            if name is not None and name not in names:
-                names.append(name)
+    for name in map(checked, _outputs(cells)):
+        if name is not None and name not in names:
+            names.append(name)
     return names
 
 
 def shown_races(cells: list) -> list[dict]:
     """The races that executed cells show, as data (:meth:`checks.race.Race.json`): read from
     their outputs' metadata."""
-    found = []
-    for cell in cells:
-        for out in cell.get("outputs", []):
-            mark = (out.get("metadata") or {}).get(METADATA)
-            if isinstance(mark, dict) and isinstance(mark.get(RACE), dict):
-                found.append(mark[RACE])
-    return found
+    marks = [(out.get("metadata") or {}).get(METADATA) for out in _outputs(cells)]
+    return [m[RACE] for m in marks if isinstance(m, dict) and isinstance(m.get(RACE), dict)]
 
 
 # a notebook's checks as this kernel's variant of it has them (checks.variants.variant)

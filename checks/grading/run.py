@@ -335,10 +335,10 @@ def _read_records(path: Path, plan: Plan, run: Run) -> None:
                         run.values[check] = values[check]
                     if isinstance(facts, dict) and check in facts:
                         run.values[FACTS + check] = facts[check]
-            elif kind == "cost" and cell in plan.records and _cost(msg.get("cost")):
+            elif kind == "cost" and cell in plan.records and (cost := _cost(msg.get("cost"))):
                 for check in plan.records[cell]:
                     if check in run.values:
-                        run.values.setdefault(COST + check, _cost(msg["cost"]))
+                        run.values.setdefault(COST + check, cost)
             elif kind == "state" and cell in plan.states and plan.states[cell] not in run.states:
                 run.states[plan.states[cell]] = recorder.unpack(msg["data"])
 
