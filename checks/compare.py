@@ -461,8 +461,10 @@ def _context(
     names: list[dict[str, torch.Tensor]] = []
 
     def scope() -> dict[str, torch.Tensor]:
+        # the tensors on the checked one's device: a CPU tensor beside a graph on a GPU can be
+        # no factor, operand or term of it
         if not names:
-            names.append(frame_tensors(frame))
+            names.append({k: v for k, v in frame_tensors(frame).items() if v.device == t.device})
         return names[0]
 
     def graph() -> GraphFacts:

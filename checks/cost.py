@@ -268,16 +268,18 @@ def _receiver(call: ast.Call, modules: set[str]) -> ast.expr | None:
 
 
 def timings(
-    calls: dict[str, Callable[[], object]], per_block: int = 20, blocks: int = 10, warmup: int = 5
+    calls: dict[str, Callable[[], object]],
+    per_block: int = 20,
+    blocks: int = 10,
+    warmup: int = 5,
+    device: torch.device | str = "cpu",
 ) -> dict[str, float]:
     """The median time of each call, in seconds: after ``warmup`` calls of each, the calls take
-    turns in ``blocks`` blocks of ``per_block``, each call timed on its own."""
+    turns in ``blocks`` blocks of ``per_block``, each call timed on its own, on ``device``."""
     for call in calls.values():
         for _ in range(warmup):
             call()
-    # on a GPU a call returns before its work is done: wait for it, or only launches are timed
-    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
-    wait = torch.cuda.synchronize if cuda else (lambda: None)
+    wait = waiter(torch.device(device))
     times: dict[str, list[int]] = {name: [] for name in calls}
     for _ in range(blocks):
         for name, call in calls.items():
@@ -288,6 +290,19 @@ def timings(
                 wait()
                 times[name].append(time.perf_counter_ns() - start)
     return {name: statistics.median(ts) / 1e9 for name, ts in times.items()}
+
+
+def waiter(device: torch.device) -> Callable[[], None]:
+    """What waits for ``device``'s queued work to end: a GPU's call returns before its work is
+    done, and a timing that does not wait times the launches only. Nothing to wait for on the
+    CPU (or on a device torch cannot synchronize)."""
+    if device.type == "cpu":
+        return lambda: None
+    backend = getattr(torch, device.type, None)
+    sync = getattr(backend, "synchronize", None)
+    if sync is None:
+        return lambda: None
+    return sync if device.type == "mps" else lambda: sync(device)  # one Apple GPU: no argument
 
 
 def saving(mine: Cost, leaner: Cost, whose: str = "the solution's step") -> str | None:

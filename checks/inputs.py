@@ -3,6 +3,7 @@
 >>> a, b = drawn(3.0, -2.0)   # (3.0, -2.0) unless WORKBOOK_SEED is set
 >>> x = drawn(0.5)            # one number in, one number out
 >>> seed = setting("seed", 2147483647)   # WORKBOOK_SEED where set, else the notebook's own
+>>> device = setting("device", "cpu")     # torch.device("cpu") unless WORKBOOK_DEVICE says "cuda"
 """
 
 from __future__ import annotations
@@ -11,15 +12,26 @@ import os
 import random
 from typing import overload
 
+import torch
+
 __all__ = ["drawn", "setting"]
 
 # a notebook's settings: the environment variable that overrides each (the grader sets the first
-# three in every kernel it starts; WORKBOOK_TEXT is notebook 04's own text file)
+# three in every kernel it starts; WORKBOOK_TEXT is notebook 04's own text file; WORKBOOK_DEVICE
+# where the training runs, which the grader never sets: a class is graded on the CPU)
 SETTINGS = {
     "seed": "WORKBOOK_SEED",
     "batch": "WORKBOOK_BATCH",
     "steps": "WORKBOOK_STEPS",
     "text": "WORKBOOK_TEXT",
+    "device": "WORKBOOK_DEVICE",
+}
+# the devices a notebook can train on, and how to ask torch whether this machine has one
+DEVICES = {
+    "cpu": lambda: True,
+    "cuda": lambda: torch.cuda.is_available(),
+    "mps": lambda: torch.backends.mps.is_available(),
+    "xpu": lambda: hasattr(torch, "xpu") and torch.xpu.is_available(),
 }
 
 LOW, HIGH = 0.6, 1.4  # the factor's range: a number keeps its sign and stays within 40% of itself
@@ -49,15 +61,18 @@ def drawn(*defaults: float) -> float | tuple[float, ...]:
     return values[0] if len(values) == 1 else values
 
 
-def setting(name: str, default: int | str | None) -> int | str | None:
-    """The notebook's ``name`` setting (``seed``, ``batch``, ``steps``, ``text``): ``default``
-    unless its environment variable (``SETTINGS``) is set and not empty, then that value, as an
-    int where ``default`` is one. The grader sets seed, batch and steps this way, so the
-    notebook's own cells need read no environment."""
+def setting(name: str, default: int | str | None) -> int | str | torch.device | None:
+    """The notebook's ``name`` setting (``seed``, ``batch``, ``steps``, ``text``, ``device``):
+    ``default`` unless its environment variable (``SETTINGS``) is set and not empty, then that
+    value, as an int where ``default`` is one. The grader sets seed, batch and steps this way, so
+    the notebook's own cells need read no environment. ``device`` is a ``torch.device`` this
+    machine has (see :func:`device_named`)."""
     if name not in SETTINGS:
         raise ValueError(f"no setting {name!r}: the settings are {', '.join(SETTINGS)}")
     variable = SETTINGS[name]
     value = os.environ.get(variable, "").strip()
+    if name == "device":
+        return device_named(value or str(default), variable if value else "the notebook's device")
     if not value:
         return default
     if not isinstance(default, int):
@@ -66,3 +81,41 @@ def setting(name: str, default: int | str | None) -> int | str | None:
         return int(value)
     except ValueError:
         raise ValueError(f"{variable}={value!r} is not a whole number") from None
+
+
+def device_named(name: str, said: str = "device") -> torch.device:
+    """The device called ``name`` ("cpu", "cuda", "cuda:1", "mps", or "auto": the machine's GPU
+    where it has one, else the CPU), where this machine has it; else ValueError in one sentence
+    that says what ``said`` asked for and what to do."""
+    name = name.strip()
+    if name.lower() == "auto":
+        return next((torch.device(k) for k, has in DEVICES.items() if k != "cpu" and has()), _CPU)
+    try:
+        device = torch.device(name.lower())
+    except (RuntimeError, ValueError):
+        device = None
+    if device is None or device.type not in DEVICES:
+        raise ValueError(
+            f"{said} is {name!r}, which is no device to train on: use one of "
+            f"{', '.join(repr(k) for k in DEVICES)} (or 'cuda:1' for a second GPU), or 'auto'"
+        )
+    if not DEVICES[device.type]():
+        colab = " (in Colab: Runtime > Change runtime type > a GPU, then run the notebook again)"
+        colab = colab if device.type == "cuda" else ""
+        raise ValueError(
+            f"{said} is {name!r}, but this machine has no {device.type} device that torch can use "
+            f"(torch {torch.__version__}): use 'cpu', or 'auto'{colab}"
+        )
+    if device.index is not None and device.type == "cuda" and device.index >= _count(device):
+        raise ValueError(
+            f"{said} is {name!r}, but this machine has {_count(device)} {device.type} device(s), "
+            f"numbered from 0: use '{device.type}' or '{device.type}:0'"
+        )
+    return device
+
+
+_CPU = torch.device("cpu")
+
+
+def _count(device: torch.device) -> int:
+    return torch.cuda.device_count() if device.type == "cuda" else 1

@@ -70,26 +70,36 @@ class Lap:
 class Race:
     """The steps' laps, autograd's first; ``batch``: the minibatch size; ``net``: each parameter's
     label, shape and dtype; ``torch_version``: the torch it ran on; ``solution``: the solution's
-    race on the same ``net`` and ``batch``, as the package ships it."""
+    race on the same ``net``, ``batch`` and device type, as the package ships it; ``device``:
+    where the steps ran (the parameters' device)."""
 
     laps: tuple[Lap, ...]
     batch: int
     net: tuple[tuple[str, tuple[int, ...], str], ...] = ()
     torch_version: str = torch.__version__
     solution: Race | None = None
+    device: str = "cpu"
 
     def json(self) -> dict:
         """The race as data (its solution left out), as a shown race's metadata holds it."""
         net = [[label, list(shape), dtype] for label, shape, dtype in self.net]
         laps = [lap.json() for lap in self.laps]
-        return {"batch": self.batch, "net": net, "torch": self.torch_version, "laps": laps}
+        batch, device = self.batch, self.device
+        return {
+            "batch": batch,
+            "net": net,
+            "torch": self.torch_version,
+            "device": device,
+            "laps": laps,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> Race:
         """A race as :meth:`json` wrote it."""
         net = tuple((label, tuple(shape), dtype) for label, shape, dtype in data["net"])
         laps = tuple(Lap.from_json(lap) for lap in data["laps"])
-        return cls(laps, int(data["batch"]), net, str(data["torch"]))
+        device = str(data.get("device", "cpu"))  # races made before the device was kept: the CPU
+        return cls(laps, int(data["batch"]), net, str(data["torch"]), device=device)
 
     def lap(self, name: str) -> Lap:
         """The lap of the step called ``name``."""
@@ -147,12 +157,16 @@ class Race:
 
     def __str__(self) -> str:
         head = _line(["step", "median µs", "ratio", "ops", "kB"])
-        lines = [f"steps on minibatches of {self.batch}:", head, "-" * len(head)]
+        lines = [f"steps on minibatches of {self.batch}{self._where()}:", head, "-" * len(head)]
         for name, cells, note in self.rows():
             lines.append(_line([name, *cells]))
             lines += [f"  {note}"] if note else []
         said = self._solution_said()
         return "\n".join(lines + ([said] if said else []))
+
+    def _where(self) -> str:
+        """Where the steps ran, said where it is not the CPU ("" on the CPU)."""
+        return "" if torch.device(self.device).type == "cpu" else f", on {self.device}"
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         """IPython's plain text (a terminal, a notebook's text/plain): the table, as printed."""
@@ -166,7 +180,8 @@ class Race:
         for k, (name, cells, note) in enumerate(self.rows()):
             row = td(f"<code>{esc(name)}</code>") + "".join(td(c, "right") for c in cells)
             rows.append(tr(k, row + td(code_html(note))))
-        caption = f"<p>steps on minibatches of {self.batch}, each timed on the same ones</p>"
+        caption = f"<p>steps on minibatches of {self.batch}{esc(self._where())}, each timed on the "
+        caption += "same ones</p>"
         said = self._solution_said()
         table = f"<table style='{TABLE}'><tr>{head}</tr>{''.join(rows)}</table>"
         return caption + table + (f"<p>{esc(said)}</p>" if said else "")
@@ -190,12 +205,14 @@ def _cells(lap: Lap, ratio: float | None) -> list[str]:
     ]
 
 
-def shipped(batch: int, net: tuple, folder: Path | None = None) -> Race | None:
-    """The solution's race on the same ``net`` (labels, shapes and dtypes) and ``batch``, as the
-    package ships it in ``folder`` (``checks/hints/costs/``, which ``backprop-workbook student``
-    writes), or None."""
+def shipped(batch: int, net: tuple, folder: Path | None = None, device: str = "cpu") -> Race | None:
+    """The solution's race on the same ``net`` (labels, shapes and dtypes), ``batch`` and type
+    of device (a race on a GPU is not compared with one on a CPU), as the package ships it in
+    ``folder`` (``checks/hints/costs/``, which ``backprop-workbook student`` writes), or None."""
+    kind = torch.device(device).type
     races = _shipped(folder or COSTS)
-    return next((r for r in races if r.batch == batch and r.net == net), None)
+    same = (r for r in races if r.batch == batch and r.net == net)
+    return next((r for r in same if torch.device(r.device).type == kind), None)
 
 
 @cache
@@ -222,25 +239,29 @@ def race(
     per_block: int = 20,
 ) -> Race:
     """Race ``steps`` against ``autograd`` (the reference, shown first) on minibatches of
-    ``batch`` rows of ``X``, ``Y``, drawn with ``generator`` (seeded 0 when not given), and show
-    the table: race(step_fast, step, autograd=step_autograd, net=net, X=Xtr, Y=Ytr)."""
+    ``batch`` rows of ``X``, ``Y``, drawn with ``generator`` (a CPU one, seeded 0 when not
+    given), and show the table: race(step_fast, step, autograd=step_autograd, net=net, X=Xtr,
+    Y=Ytr). The steps run where ``net`` is (a GPU's timings wait for its work to end); the
+    minibatches are drawn on the CPU and moved there, so a seed draws the same ones anywhere."""
     named = _named(steps, autograd)
     _check_inputs(net, X, Y, batch)
+    on = _entries(net)[0][1].device
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     pool = [torch.randint(0, X.shape[0], (batch,), generator=g) for _ in range(POOL)]
-    batches = [(X[ix], Y[ix]) for ix in pool]
+    batches = [(X[ix.to(X.device)].to(on), Y[ix.to(Y.device)].to(on)) for ix in pool]
     calls = {name: _bound(step, name == AUTOGRAD, net, batches) for name, step in named}
     expected = _gradients(calls[AUTOGRAD])
     laps = {name: Lap(name, problem=_problem(call, expected)) for name, call in calls.items()}
     timed = {n: _walker(c) for n, c in calls.items() if not laps[n].problem}
-    seconds = timings(timed, per_block=per_block, blocks=blocks)
+    seconds = timings(timed, per_block=per_block, blocks=blocks, device=on)
     for name in timed:
         try:
             laps[name] = Lap(name, seconds[name], calls[name].tally(*calls[name].batches[0]))
         except Exception as error:  # the learner's code, on a second run
             laps[name] = Lap(name, problem=f"not counted: it raised {_said(error)}")
     key = tuple((label, tuple(p.shape), str(p.dtype)) for label, p in _entries(net))
-    return _shown(Race(tuple(laps.values()), batch, key, solution=shipped(batch, key)))
+    solution = shipped(batch, key, device=str(on))
+    return _shown(Race(tuple(laps.values()), batch, key, solution=solution, device=str(on)))
 
 
 def _named(steps: tuple, autograd: Callable) -> list[tuple[str, Callable]]:
@@ -386,7 +407,8 @@ def _problem(call: _Bound, expected: list[torch.Tensor]) -> str | None:
         kind = "dict of the same names" if isinstance(call.params, dict) else "list as long"
         return f"not timed: it must return (loss, grads), grads a {kind} as net, of tensors"
     for (label, _), got, want in zip(_entries(call.params), grads, expected, strict=True):
-        if got.shape != want.shape or not close_enough(got.to(want.dtype), want, RTOL, ATOL):
+        got = got.to(want.device, want.dtype)
+        if got.shape != want.shape or not close_enough(got, want, RTOL, ATOL):
             return f"not timed: its gradient of {label} differs from autograd's"
     return None
 

@@ -80,7 +80,12 @@ class Walk:
         last: str,
         skip: tuple[str, ...] = ("plt.",),
         sources: bool = False,
+        moved_before: str | None = None,
     ) -> None:
+        """With ``moved_before`` (a text of a set-up cell), every tensor the set-up made until
+        that cell is moved to :data:`tests.otherdevice.OTHER` before it runs: the graph, the
+        answers and the checks are then on another device than the CPU (run the walk inside
+        :func:`tests.otherdevice.on_other_device`)."""
         nb = json.loads((ROOT / "solutions" / f"{notebook}.ipynb").read_text())
         code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"][1:]
         first = next(i for i, s in enumerate(code) if SOLUTION.search(s))
@@ -90,6 +95,8 @@ class Walk:
         self.base: dict = {}
         with contextlib.redirect_stdout(io.StringIO()):
             for s in code[:first]:
+                if moved_before is not None and moved_before in s:
+                    _move_tensors(self.base)
                 exec(compile(s, f"<{notebook} set-up>", "exec"), self.base)
         checks.reset()
 
@@ -171,6 +178,22 @@ class Walk:
         name = f"<cell {hashlib.sha1(s.encode()).hexdigest()[:16]}>"
         linecache.cache[name] = (len(s), None, s.splitlines(keepends=True), name)
         return compile(s, name, "exec")
+
+
+def _move_tensors(namespace: dict) -> None:
+    """Every tensor of ``namespace`` (and of its dicts and lists: 05's ``params``) on the other
+    device, a leaf that requires grad still one."""
+    from tests.otherdevice import to_other
+
+    for name, x in list(namespace.items()):
+        if isinstance(x, torch.Tensor):
+            namespace[name] = to_other(x)
+        elif isinstance(x, dict) and any(isinstance(v, torch.Tensor) for v in x.values()):
+            namespace[name] = {
+                k: to_other(v) if isinstance(v, torch.Tensor) else v for k, v in x.items()
+            }
+        elif isinstance(x, list) and any(isinstance(v, torch.Tensor) for v in x):
+            namespace[name] = [to_other(v) if isinstance(v, torch.Tensor) else v for v in x]
 
 
 def _runs(cell: str, check: str) -> bool:

@@ -200,3 +200,14 @@ def setup(batch_size: int = 32, retain_graph: bool = False, dtype: torch.dtype =
 
 def tensor_of(name: str, p: dict[str, torch.Tensor], f: dict[str, torch.Tensor]) -> torch.Tensor:
     return p[name] if name in p else f[name]
+
+
+def race_data(
+    order: tuple[str, ...] = ("C", "W1", "b1", "W2", "b2", "bngain", "bnbias"),
+) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+    """Exercise 4's network (64 hidden) as a list in step()'s ``order``, and a small made-up
+    training set of 500 contexts and targets: what a race runs on in the tests."""
+    p = init_params(27, 3, 10, 64, 2147483647)
+    g = torch.Generator().manual_seed(3)
+    X, Y = torch.randint(0, 27, (500, 3), generator=g), torch.randint(0, 27, (500,), generator=g)
+    return [p[k].detach() for k in order], X, Y
