@@ -296,11 +296,8 @@ def waiter(device: torch.device) -> Callable[[], None]:
     """What waits for ``device``'s queued work to end: a GPU's call returns before its work is
     done, and a timing that does not wait times the launches only. Nothing to wait for on the
     CPU (or on a device torch cannot synchronize)."""
-    if device.type == "cpu":
-        return lambda: None
-    backend = getattr(torch, device.type, None)
-    sync = getattr(backend, "synchronize", None)
-    if sync is None:
+    sync = getattr(getattr(torch, device.type, None), "synchronize", None)
+    if device.type == "cpu" or sync is None:
         return lambda: None
     return sync if device.type == "mps" else lambda: sync(device)  # one Apple GPU: no argument
 

@@ -88,8 +88,9 @@ def device_named(name: str, said: str = "device") -> torch.device:
     where it has one, else the CPU), where this machine has it; else ValueError in one sentence
     that says what ``said`` asked for and what to do."""
     name = name.strip()
+    cpu = torch.device("cpu")
     if name.lower() == "auto":
-        return next((torch.device(k) for k, has in DEVICES.items() if k != "cpu" and has()), _CPU)
+        return next((torch.device(k) for k, has in DEVICES.items() if k != "cpu" and has()), cpu)
     try:
         device = torch.device(name.lower())
     except (RuntimeError, ValueError):
@@ -106,16 +107,13 @@ def device_named(name: str, said: str = "device") -> torch.device:
             f"{said} is {name!r}, but this machine has no {device.type} device that torch can use "
             f"(torch {torch.__version__}): use 'cpu', or 'auto'{colab}"
         )
-    if device.index is not None and device.type == "cuda" and device.index >= _count(device):
+    if device.type == "cuda" and device.index is not None and device.index >= _cuda_count():
         raise ValueError(
-            f"{said} is {name!r}, but this machine has {_count(device)} {device.type} device(s), "
-            f"numbered from 0: use '{device.type}' or '{device.type}:0'"
+            f"{said} is {name!r}, but this machine has {_cuda_count()} cuda device(s), numbered "
+            "from 0: use 'cuda' or 'cuda:0'"
         )
     return device
 
 
-_CPU = torch.device("cpu")
-
-
-def _count(device: torch.device) -> int:
-    return torch.cuda.device_count() if device.type == "cuda" else 1
+def _cuda_count() -> int:
+    return torch.cuda.device_count()

@@ -84,12 +84,11 @@ class Race:
         """The race as data (its solution left out), as a shown race's metadata holds it."""
         net = [[label, list(shape), dtype] for label, shape, dtype in self.net]
         laps = [lap.json() for lap in self.laps]
-        batch, device = self.batch, self.device
         return {
-            "batch": batch,
+            "batch": self.batch,
             "net": net,
             "torch": self.torch_version,
-            "device": device,
+            "device": self.device,
             "laps": laps,
         }
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from unittest import mock
 
 import torch
+from torch.utils._pytree import tree_leaves, tree_map_only
 
 import checks
 import checks.compare
@@ -186,14 +187,8 @@ def _move_tensors(namespace: dict) -> None:
     from tests.otherdevice import to_other
 
     for name, x in list(namespace.items()):
-        if isinstance(x, torch.Tensor):
-            namespace[name] = to_other(x)
-        elif isinstance(x, dict) and any(isinstance(v, torch.Tensor) for v in x.values()):
-            namespace[name] = {
-                k: to_other(v) if isinstance(v, torch.Tensor) else v for k, v in x.items()
-            }
-        elif isinstance(x, list) and any(isinstance(v, torch.Tensor) for v in x):
-            namespace[name] = [to_other(v) if isinstance(v, torch.Tensor) else v for v in x]
+        if any(isinstance(v, torch.Tensor) for v in tree_leaves(x)):
+            namespace[name] = tree_map_only(torch.Tensor, to_other, x)
 
 
 def _runs(cell: str, check: str) -> bool:

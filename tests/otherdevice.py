@@ -84,7 +84,7 @@ def _indices(key):
 def _index_part(k):
     if isinstance(k, range | list):
         return Elsewhere(torch.tensor(k))
-    if type(k) is torch.Tensor and k.device.type == "cpu":
+    if _plain_cpu(k):
         return Elsewhere(k)
     return k
 
@@ -94,14 +94,14 @@ def _run(func, args, kwargs):
     flat, _ = tree_flatten((args, kwargs))
     elsewhere = any(isinstance(x, Elsewhere) for x in flat)
     wanted = kwargs.get("device")
+    there = wanted is not None and torch.device(wanted) == OTHER  # a factory asked for OTHER
     if elsewhere and func is not torch.ops.aten._to_copy.default:
         mixed = [x for x in flat if _plain_cpu(x) and x.dim() > 0]
         if mixed:
             raise RuntimeError(MIXED.format(OTHER))
-    if wanted is not None and torch.device(wanted) == OTHER:
+    if there:
         kwargs = {**kwargs, "device": torch.device("cpu")}
     out = func(*tree_map(_cpu, args), **tree_map(_cpu, kwargs))
-    there = wanted is not None and _is_other(wanted)
     to_cpu = func is torch.ops.aten._to_copy.default and wanted is not None and not there
     if to_cpu or not (elsewhere or there):
         return out
@@ -112,26 +112,17 @@ def _plain_cpu(x) -> bool:
     return type(x) is torch.Tensor and x.device.type == "cpu"
 
 
-def _is_other(device) -> bool:
-    return torch.device(device) == OTHER
-
-
 def _cpu(x):
     return x.elem if isinstance(x, Elsewhere) else x
 
 
 class _Factories(TorchDispatchMode):
     """Factories asked for ``OTHER`` (which would make a ``meta`` tensor without numbers) make an
-    :class:`Elsewhere` instead; every other operator runs as it would."""
+    :class:`Elsewhere` instead; every other operator runs as it would (:func:`_run` changes
+    nothing of a call with neither)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        flat, _ = tree_flatten((args, kwargs))
-        device = kwargs.get("device")
-        there = device is not None and _is_other(device)
-        if there or any(isinstance(x, Elsewhere) for x in flat):
-            return _run(func, args, kwargs)
-        return func(*args, **kwargs)
+        return _run(func, args, kwargs or {})
 
 
 @contextlib.contextmanager

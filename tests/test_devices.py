@@ -65,7 +65,7 @@ def test_a_device_this_machine_lacks_is_said_with_what_to_do(monkeypatch):
     assert said.startswith("WORKBOOK_DEVICE is 'cuda', but this machine has no cuda device")
     assert "use 'cpu', or 'auto'" in said and "Change runtime type" in said
     monkeypatch.setattr(checks.inputs, "DEVICES", {**checks.inputs.DEVICES, "cuda": lambda: True})
-    monkeypatch.setattr(checks.inputs, "_count", lambda device: 1)
+    monkeypatch.setattr(checks.inputs, "_cuda_count", lambda: 1)
     with pytest.raises(ValueError, match="has 1 cuda device.*'cuda:0'"):
         device_named("cuda:1")
     assert device_named("cuda:0") == torch.device("cuda:0")

@@ -42,7 +42,7 @@ from pathlib import Path
 import nbformat
 
 from checks.parsing import parse
-from checks.paths import INSTALL_SOURCE, METADATA, ROOT
+from checks.paths import COSTS, INSTALL_SOURCE, METADATA, ROOT
 from checks.session import shown_checks, shown_races
 from checks.variants import KINDS as VARIANTS_OF
 
@@ -315,7 +315,7 @@ def generate(
         if found:  # a notebook of drills alone has none: each drill makes its own in the kernel
             texts[hints / f"{sol.stem}.json"] = json.dumps(found, indent=1) + "\n"
         races = shown_races(solution.cells)
-        costs = hints / "costs" / f"{sol.stem}.json"
+        costs = hints / COSTS.name / f"{sol.stem}.json"
         if races:  # what the solution's steps cost, for the solution's rows of a learner's race
             texts[costs] = json.dumps({"races": races}) + "\n"
         elif costs.exists():  # a solution that shows no race any more ships none
