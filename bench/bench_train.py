@@ -13,6 +13,8 @@ first use)::
         # a tenth of the steps, for a smoke test
     python bench/bench_train.py --threads 2
         # torch threads for every variant (default 1)
+    python bench/bench_train.py --device cuda
+        # the gradients alone on one device (default auto: the CPU, then the GPU)
 
 The model is exercise 4 of ``solutions/03-makemore-backprop.ipynb``: embedding (27 x 10), linear,
 batch norm, tanh, linear, cross-entropy, updated by SGD. One *step* is the forward pass, the
@@ -37,7 +39,12 @@ variant and is left out). The variants:
 Then the gradients alone (no update, as a notebook compares steps): autograd's, the notebook's
 ``step`` and the fused step, checked against autograd's first, timed with ``checks.cost.timings``
 and counted with ``checks.cost.tally`` (operators and the bytes they allocate), with the sentence
-``checks.cost.saving`` says of the notebook's step against the fused one.
+``checks.cost.saving`` says of the notebook's step against the fused one. These run on every
+device ``--device`` gives (by default the CPU, then the machine's GPU where it has one:
+``bench/measure.py``'s ``bench_devices``), the network and minibatch drawn on the CPU and moved, as
+the notebook moves them, a GPU's times waiting for its queued work (``checks.cost.timings``); with a
+GPU, the ratios of both devices side by side. Without one the header says so. The training steps
+with their update are timed on the CPU.
 
 Timing: ``torch.set_num_threads`` is the same for all variants; each variant gets its own copy of
 the same initial parameters and runs a warm-up, then the variants take turns in blocks of 50 steps
@@ -71,9 +78,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
 
 from measure import (  # noqa: E402  (bench/measure.py, beside this script)
+    bench_devices,
     build_graph,
     cmp_table,
     count_ops,
+    devices_line,
     header,
     op_breakdown,
     percentile,
@@ -292,16 +301,17 @@ def step_table(results: list[tuple[int, int, dict]]) -> str:
     return "\n".join(lines)
 
 
-def gradients_alone(batch: int, n_hidden: int, steps: int, Xtr, Ytr) -> dict:
+def gradients_alone(batch: int, n_hidden: int, steps: int, Xtr, Ytr, device) -> dict:
     """The gradients without the update, as the notebook's exercises compare them: autograd's
     (the notebook's forward pass and ``loss.backward()``), the notebook's ``step`` and the fused
-    step, on the same minibatches (``checks.cost``: medians of interleaved blocks, operators and
-    bytes allocated per step). The fused step's gradients are checked against autograd's first."""
+    step, on the same minibatches on ``device`` (``checks.cost``: medians of interleaved blocks,
+    operators and bytes allocated per step). The fused step's gradients are checked against
+    autograd's first."""
     g = torch.Generator().manual_seed(43)
     ix = torch.randint(0, Xtr.shape[0], (batch,), generator=g)
-    Xb, Yb = Xtr[ix], Ytr[ix]
+    Xb, Yb = Xtr[ix].to(device), Ytr[ix].to(device)
     p = init_params(n_hidden)
-    leaves = [p[k] for k in NAMES]
+    leaves = [p[k].detach().to(device).requires_grad_() for k in NAMES]
     net = [t.detach().clone() for t in leaves]
     steps_by_name = {
         "autograd": autograd_gradients,
@@ -328,22 +338,22 @@ def gradients_alone(batch: int, n_hidden: int, steps: int, Xtr, Ytr) -> dict:
         return no_grad
 
     per_block = 50
-    seconds = timings(
-        {name: call(name) for name in steps_by_name}, per_block, max(1, steps // per_block), 50
-    )
+    calls = {name: call(name) for name in steps_by_name}
+    seconds = timings(calls, per_block, max(1, steps // per_block), 50, device=device)
     with torch.no_grad():
         costs = {n: tally(f, net, Xb, Yb) for n, f in steps_by_name.items() if n != "autograd"}
     costs["autograd"] = tally(autograd_gradients, leaves, Xb, Yb)
     return {"seconds": seconds, "costs": costs}
 
 
-def gradients_table(results: list[tuple[int, int, dict]]) -> str:
-    """The gradients alone, per batch: time, operators, bytes, ratio, and the saving sentence."""
+def gradients_table(results: list[tuple[int, int, dict]], device) -> str:
+    """The gradients alone on ``device``, per batch: time, operators, bytes, ratio, and the
+    saving sentence."""
     head = (
         f"{'batch':>5s} {'hidden':>6s}  {'gradients by':16s} {'median µs':>10s} {'ops':>4s} "
         f"{'kB allocated':>13s} {'/ autograd':>11s}"
     )
-    lines = [head, "-" * len(head)]
+    lines = [f"on {device}:", head, "-" * len(head)]
     for batch, hidden, r in results:
         base = r["seconds"]["autograd"]
         for name, sec in r["seconds"].items():
@@ -354,6 +364,20 @@ def gradients_table(results: list[tuple[int, int, dict]]) -> str:
             )
         said = saving(r["costs"]["notebook's step"], r["costs"]["fused step"], "the fused step")
         lines += [f"  the notebook's step against the fused one: {said}", ""]
+    return "\n".join(lines)
+
+
+def ratios_side_by_side(by_device: dict) -> str:
+    """The ratios to autograd of the gradients alone, a column per device."""
+    devices = list(by_device)
+    lines = [f"{'batch':>5s} {'gradients by':16s}" + "".join(f"{str(d):>12s}" for d in devices)]
+    for k, (batch, _, r) in enumerate(by_device[devices[0]]):
+        for name in r["seconds"]:
+            ratios = [by_device[d][k][2]["seconds"] for d in devices]
+            lines.append(
+                f"{batch:5d} {name:16s}"
+                + "".join(f"{x[name] / x['autograd']:11.2f}x" for x in ratios)
+            )
     return "\n".join(lines)
 
 
@@ -468,6 +492,12 @@ def main() -> None:
         help="also the full exercise 4 (200,000 steps) and pytest --nbval over solutions/",
     )
     ap.add_argument(
+        "--device",
+        default="auto",
+        help="cpu, cuda, cuda:1, mps, ... for the gradients alone (default auto: the CPU, then the "
+        "GPU where there is one)",
+    )
+    ap.add_argument(
         "--quick",
         action="store_true",
         help="a tenth of the steps and cmp repetitions, for a smoke test",
@@ -476,7 +506,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     steps = max(100, args.steps // 10) if args.quick else args.steps
 
+    devices = bench_devices(args.device)
     print(header())
+    print(devices_line(devices))
     print()
 
     split = split_dataset(load_names(), BLOCK)
@@ -486,12 +518,18 @@ def main() -> None:
     print("one training step (forward, backward, update), microseconds per step:")
     print(step_table(results))
     print()
-    gradients = [
-        (batch, hidden, gradients_alone(batch, hidden, steps, split.Xtr, split.Ytr))
-        for batch, hidden in [(32, 200), (512, 256)]
-    ]
     print("the gradients alone (forward and backward, no update: checks.cost):")
-    print(gradients_table(gradients))
+    by_device = {}
+    for device in devices:
+        by_device[device] = [
+            (batch, hidden, gradients_alone(batch, hidden, steps, split.Xtr, split.Ytr, device))
+            for batch, hidden in [(32, 200), (512, 256)]
+        ]
+        print(gradients_table(by_device[device], device))
+    if len(devices) > 1:
+        print("the gradients alone, ratios to autograd side by side:")
+        print(ratios_side_by_side(by_device))
+        print()
     print("where the notebook's step spends time it need not (medians):")
     print(where_the_notebook_step_loses(300 if args.quick else 3000))
     print()

@@ -7,6 +7,7 @@ use)::
     python bench/bench_train_gpt.py --quick       # a tenth of the steps, for a smoke test
     python bench/bench_train_gpt.py --steps 3000  # more steps per variant
     python bench/bench_train_gpt.py --threads 2   # torch threads for both variants (default 1)
+    python bench/bench_train_gpt.py --device cuda # one device (default auto: the CPU, then the GPU)
 
 The model is exercise 3 of ``solutions/05-transformer-backprop.ipynb``: a two-block character GPT
 (token and position embeddings, pre-norm blocks with causal four-head self-attention and a GELU
@@ -48,6 +49,12 @@ step timed on its own with ``time.perf_counter_ns``; medians and the 10th and 90
 Operators are counted with a ``TorchDispatchMode`` on one step from the start, phase by phase: every
 ATen operator that reaches the dispatcher, those the autograd engine runs during ``backward()``
 included. Nothing is asserted; compare ratios from one run rather than absolute times across runs.
+
+Devices: by default the CPU, then the machine's GPU where it has one (``bench/measure.py``'s
+``bench_devices``, as a notebook's ``WORKBOOK_DEVICE=auto`` finds it), each with its own check of
+the gradients and its own table, and with a GPU the ratios of both side by side. The parameters and
+minibatches are drawn on the CPU and moved, as the notebook moves them; a step on a GPU is timed
+until its queued work is done (``checks.cost.waiter``). Without a GPU the header says so.
 """
 
 from __future__ import annotations
@@ -70,11 +77,17 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a checkout works without `pip install -e .`
 
-from measure import header, op_breakdown, percentile  # noqa: E402  (bench/measure.py)
+from measure import (  # noqa: E402  (bench/measure.py)
+    bench_devices,
+    devices_line,
+    header,
+    op_breakdown,
+    percentile,
+)
 
 from checks import load_names, require, setting, split_dataset  # noqa: E402
 from checks.compare import close_enough  # noqa: E402
-from checks.cost import Tally  # noqa: E402
+from checks.cost import Tally, waiter  # noqa: E402
 from checks.tolerances import ATOL, RTOL  # noqa: E402
 
 NOTEBOOK = ROOT / "solutions" / "05-transformer-backprop.ipynb"
@@ -166,6 +179,12 @@ def start_and_minibatches(nb: dict) -> tuple[dict[str, torch.Tensor], list]:
     Xtr, Ytr = nb["Xtr"], nb["Ytr"]
     ixs = [torch.randint(0, len(Xtr), (nb["train_names"],), generator=g) for _ in range(POOL)]
     return start, [(Xtr[ix], Ytr[ix]) for ix in ixs]
+
+
+def moved(start: dict[str, torch.Tensor], batches: list, device: torch.device) -> tuple[dict, list]:
+    """The initial parameters and the minibatches on ``device``: the same numbers everywhere."""
+    on = {name: p.to(device) for name, p in start.items()}
+    return on, [(X.to(device), Y.to(device)) for X, Y in batches]
 
 
 # ---------------------------------------------------------------- the two variants
@@ -273,12 +292,15 @@ def count_phases(nb: dict, start: dict, X: torch.Tensor, Y: torch.Tensor) -> dic
 
 
 def time_steps(nb: dict, start: dict, batches: list, steps: int, warmup: int) -> dict:
-    """Interleaved blocks of BLOCK_STEPS steps; each variant walks the same minibatches in order."""
+    """Interleaved blocks of BLOCK_STEPS steps; each variant walks the same minibatches in order.
+    A step on a GPU is timed until its work is done."""
     horizon = warmup + steps + BLOCK_STEPS
+    wait = waiter(next(iter(start.values())).device)
     variants = {name: Variant(nb, start, horizon, kind) for name, kind in VARIANTS.items()}
     for variant in variants.values():
         for X, Y in batches[:warmup]:
             variant.step(X, Y)
+    wait()
     times: dict[str, list[int]] = {name: [] for name in variants}
     while min(len(t) for t in times.values()) < steps:
         for name, variant in variants.items():  # the variants take turns, block by block
@@ -286,8 +308,22 @@ def time_steps(nb: dict, start: dict, batches: list, steps: int, warmup: int) ->
                 X, Y = batches[(warmup + len(times[name])) % len(batches)]
                 t0 = time.perf_counter_ns()
                 variant.step(X, Y)
+                wait()
                 times[name].append(time.perf_counter_ns() - t0)
     return times
+
+
+def measured_on(nb: dict, start: dict, batches: list, steps: int, warmup: int) -> tuple:
+    """On the device of ``start`` and ``batches``: each hand variant's gradients checked against
+    autograd's (nothing timed if they disagree), then the steps timed and their operators
+    counted."""
+    X0, Y0 = batches[0]
+    for kind in ("hand", "fast"):
+        close, report = check_gradients(nb, start, X0, Y0, kind)
+        print(report)
+        if not close:
+            raise SystemExit(f"the {kind} gradients disagree with autograd's: nothing timed")
+    return time_steps(nb, start, batches, steps, warmup), count_phases(nb, start, X0, Y0)
 
 
 def step_table(times: dict[str, list[int]], ops: dict[str, dict]) -> str:
@@ -319,39 +355,50 @@ def main() -> None:
         "--steps", type=int, default=1000, help="timed steps per variant (default 1000)"
     )
     ap.add_argument("--quick", action="store_true", help="a tenth of the steps, for a smoke test")
+    ap.add_argument(
+        "--device",
+        default="auto",
+        help="cpu, cuda, cuda:1, mps, ... (default auto: the CPU, then the GPU where there is one)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     steps = max(BLOCK_STEPS, args.steps // 10) if args.quick else args.steps
     warmup = 5 if args.quick else 20
 
+    devices = bench_devices(args.device)
     print(header())
+    print(devices_line(devices))
     print()
     nb = notebook_scope()
     start, batches = start_and_minibatches(nb)
-    X0, Y0 = batches[0]
     n_params = sum(p.numel() for p in start.values())
     print(
         f"model:    exercise 3 of {NOTEBOOK.relative_to(ROOT).as_posix()}: {N_LAYER} blocks, "
         f"n_embd {nb['n_embd']}, {nb['n_head']} heads, {n_params:,} parameters, "
         f"minibatches of {nb['train_names']} names"
     )
-    for kind in ("hand", "fast"):
-        close, report = check_gradients(nb, start, X0, Y0, kind)
-        print(report)
-        if not close:
-            raise SystemExit(f"the {kind} gradients disagree with autograd's: nothing timed")
-    ops = count_phases(nb, start, X0, Y0)
-    times = time_steps(nb, start, batches, steps, warmup)
+    ratios, ops = {}, {}
+    for device in devices:
+        times, ops[device] = measured_on(nb, *moved(start, batches, device), steps, warmup)
+        print()
+        print(
+            f"one training step on {device} (forward, backward, AdamW update), microseconds per "
+            f"step ({warmup} warm-up steps, blocks of {BLOCK_STEPS}); ratio: median / autograd's "
+            f"median; ops: ATen operators per step (TorchDispatchMode), then by phase:"
+        )
+        print(step_table(times, ops[device]))
+        base = percentile(times["autograd"], 50)
+        ratios[device] = {name: percentile(ts, 50) / base for name, ts in times.items()}
+    if len(devices) > 1:
+        print()
+        print("the ratios side by side (median / autograd's median on the same device):")
+        print(f"{'variant':11s}" + "".join(f"{str(d):>12s}" for d in devices))
+        for name in VARIANTS:
+            print(f"{name:11s}" + "".join(f"{ratios[d][name]:11.2f}x" for d in devices))
     print()
-    print(
-        f"one training step (forward, backward, AdamW update), microseconds per step "
-        f"({warmup} warm-up steps, blocks of {BLOCK_STEPS}); ratio: median / autograd's "
-        f"median; ops: ATen operators per step (TorchDispatchMode), then by phase:"
-    )
-    print(step_table(times, ops))
-    print()
-    print("operators per step, every variant (TorchDispatchMode):")
-    print(op_breakdown({name: sum(phases.values(), Counter()) for name, phases in ops.items()}))
+    print(f"operators per step, every variant, on {devices[0]} (TorchDispatchMode):")
+    by_phase = ops[devices[0]]
+    print(op_breakdown({name: sum(ph.values(), Counter()) for name, ph in by_phase.items()}))
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -1,5 +1,6 @@
 """What the benches share: timing per call, percentiles, counting the operators of a step
-(``count_ops``, by ``checks.cost``'s ``TorchDispatchMode``), a run's header, and the timing of
+(``count_ops``, by ``checks.cost``'s ``TorchDispatchMode``), a run's header, the devices a bench
+measures on (``bench_devices``: the CPU, and the GPU where there is one), and the timing of
 ``checks.cmp`` against the lecture's four-line ``cmp``. A helper module beside the benches (each
 imports it by name, from its own folder); nothing here is a bench of its own."""
 
@@ -24,6 +25,7 @@ os.environ.setdefault("WORKBOOK_PROGRESS", "off")
 
 import checks  # noqa: E402
 from checks.cost import tally  # noqa: E402
+from checks.inputs import device_named  # noqa: E402
 
 N, D = 32, 64  # the batch and the width of the tensor checks.cmp is timed on
 
@@ -61,6 +63,34 @@ def header() -> str:
             f"command:  python {' '.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}",
         ]
     )
+
+
+def bench_devices(asked: str) -> list[torch.device]:
+    """The devices a bench measures on: for ``"auto"`` the CPU, then the GPU where this machine has
+    one (as a notebook's ``WORKBOOK_DEVICE=auto`` finds it); else the device ``asked`` names."""
+    try:
+        if asked != "auto":
+            return [device_named(asked, "--device")]
+        gpu = device_named("auto", "--device")
+    except ValueError as error:  # a device this machine lacks: said in one sentence
+        raise SystemExit(str(error)) from None
+    return [torch.device("cpu")] + ([gpu] if gpu.type != "cpu" else [])
+
+
+def devices_line(devices: list[torch.device]) -> str:
+    """The header's line on the devices measured, saying so where no GPU is."""
+    names = [_device_name(d) for d in devices]
+    if all(d.type == "cpu" for d in devices):
+        gpu = device_named("auto", "--device")
+        if gpu.type == "cpu":
+            names.append(f"no GPU: this machine has none that torch {torch.__version__} can use")
+    return f"devices:  {'; '.join(names)}"
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    return str(device)
 
 
 def lecture_cmp(s: str, dt: torch.Tensor, t: torch.Tensor, quiet: bool = False) -> bool:

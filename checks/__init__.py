@@ -39,7 +39,7 @@ _WHERE = {
     "adamw_slips": "checks.optim",
     **dict.fromkeys(["drawn", "setting"], "checks.inputs"),
     "training": "checks.loops",
-    "race": "checks.race",
+    "race": "checks.races",
     "variant": "checks.variants",
     **dict.fromkeys(["check_numeric", "numgrad"], "checks.numeric"),
     **dict.fromkeys(["NotWritten", "WrongDtype", "require"], "checks.placeholders"),

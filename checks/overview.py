@@ -28,7 +28,7 @@ class Summary:
         ran = {r.name for r, _ in self.rows}
         self.unreached = [n for n in session.declared() if n not in ran]
         self.notebook = notebook
-        self.race = session.last_race()  # a checks.race.Race, shown as it shows itself
+        self.race = session.last_race()  # a checks.races.Race, shown as it shows itself
 
     @property
     def passed(self) -> int:

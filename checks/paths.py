@@ -18,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 HINTS = PACKAGE / "hints"  # the hint ladders, generated from the solutions (checks.hints)
-COSTS = HINTS / "costs"  # what the solutions' steps cost, from their race() (checks.race)
+COSTS = HINTS / "costs"  # what the solutions' steps cost, from their race() (checks.races)
 
 
 def _checkout(folder: Path) -> Path | None:

@@ -21,7 +21,7 @@ from checks.verdict import Result, checked, show
 
 _RESULTS: dict[str, tuple[Result, int]] = {}  # name -> (latest result, tries), first-run order
 _EXPECTED: list[str] = []
-_RACES: list[Any] = []  # the latest race run in this kernel (checks.race.Race), if any
+_RACES: list[Any] = []  # the latest race run in this kernel (checks.races.Race), if any
 RACE = "race"  # the key of a shown race in its output's metadata (under METADATA)
 
 # The answers checked so far, by the tensor they were checked against and the check's name: (that
@@ -62,7 +62,7 @@ def reset() -> None:
 
 
 def raced(race: Any) -> None:
-    """Remember ``race`` (a :class:`checks.race.Race`) for ``summary()``, in place of the last."""
+    """Remember ``race`` (a :class:`checks.races.Race`) for ``summary()``, in place of the last."""
     _RACES[:] = [race]
 
 
@@ -132,7 +132,7 @@ def shown_checks(cells: list) -> list[str]:
 
 
 def shown_races(cells: list) -> list[dict]:
-    """The races that executed cells show, as data (:meth:`checks.race.Race.json`): read from
+    """The races that executed cells show, as data (:meth:`checks.races.Race.json`): read from
     their outputs' metadata."""
     marks = [(out.get("metadata") or {}).get(METADATA) for out in _outputs(cells)]
     return [m[RACE] for m in marks if isinstance(m, dict) and isinstance(m.get(RACE), dict)]

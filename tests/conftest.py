@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,19 @@ class Graded:
     def of(self, submission: str) -> dict[str, dict]:
         """``submission``'s rows by check."""
         return {r.check: r for r in self.rows if r.submission == submission}
+
+
+@pytest.fixture(autouse=True)
+def _no_variant_in_the_process() -> Iterator[None]:
+    """Each test ends as a fresh kernel starts, with no variant's list of checks or hint ladders:
+    a variant's notebook run in the test's process (``tests.inprocess``) makes them its notebook's,
+    and a later test in that process read them as the lecture's (its checks, or the notebook it
+    took to be open for ``hint()``)."""
+    yield
+    session, hints = sys.modules.get("checks.session"), sys.modules.get("checks.hints")
+    for kept in (session and session._OWN_CHECKS, hints and hints._OWN):
+        if kept:
+            kept.clear()
 
 
 @pytest.fixture(scope="session")

@@ -24,13 +24,15 @@ def run_cells(
     answers: dict[str, str] | None = None,
     stop: str | None = None,
     keep: str | None = None,
+    namespace: dict | None = None,
 ) -> tuple[dict, list]:
     """Run ``nb``'s code cells in this process up to the one that holds ``stop`` (that one
     included; None: to the end), each solution line ``dX = ...`` of ``answers`` replaced by the
     learner's; the namespace and the checks' results. The cell that holds ``keep`` runs once per
-    text in the whole session: what it defines is kept and given again."""
+    text in the whole session: what it defines is kept and given again. ``namespace``: what
+    earlier cells left (a copy of it is run in), for a notebook's cells from some cell on."""
     session.reset()
-    namespace: dict = {"__name__": "__main__"}
+    namespace = {"__name__": "__main__", **(namespace or {})}
     for cell in (c for c in nb.cells if c.cell_type == "code"):
         source = cell.source
         for name, line in (answers or {}).items():
@@ -47,3 +49,10 @@ def run_cells(
             break
     plt.close("all")  # the notebook's pictures, kept by pyplot otherwise
     return namespace, session.results()
+
+
+def split_at(nb: nbformat.NotebookNode, text: str) -> tuple[nbformat.NotebookNode, ...]:
+    """``nb`` cut in two before its first cell that holds ``text``."""
+    at = next(i for i, cell in enumerate(nb.cells) if text in cell.source)
+    parts = (nb.cells[:at], nb.cells[at:])
+    return tuple(nbformat.from_dict({**nb, "cells": part}) for part in parts)

@@ -15,7 +15,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from checks.authoring.student import ROOT
-from checks.race import COLUMNS
+from checks.races import COLUMNS
 
 STUDENT = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # the lecture's line; a name may hold spaces ("logits (fused)", "C (trained)", "x * y",

@@ -5,13 +5,15 @@ CUDA cannot be faked on a CPU-only build (autograd asks the device for a guard t
 so the stand-in device is ``meta``, whose guard every build has; a ``meta`` tensor made here holds
 real numbers. Inside :func:`on_other_device`:
 
-- factories given ``device=OTHER`` (``torch.zeros(..., device=x.device)``) make such tensors;
+- factories given ``device=OTHER`` (``torch.zeros(..., device=x.device)``, ``torch.tensor(ids,
+  device=device)``) make such tensors;
 - an operator that mixes one with a CPU tensor of more than one element raises torch's own
   "Expected all tensors to be on the same device" error, as CUDA does (a 0-d CPU tensor mixes,
   as on CUDA);
 - ``.cpu()``/``.to("cpu")`` give an ordinary CPU tensor, ``.to(OTHER)`` moves one back;
 - an index of lists, ranges or CPU tensors works, as on CUDA;
-- ``.numpy()`` fails as on CUDA.
+- ``.numpy()`` fails as on CUDA, and so does a CPU generator drawing for it
+  (``torch.multinomial(probs, 1, generator=g)``).
 
 So code that works here on ``OTHER`` makes no CPU tensor where the data's device is wanted, and
 moves data to the CPU before it reads it as numbers.
@@ -23,11 +25,13 @@ import contextlib
 from collections.abc import Iterator
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 OTHER = torch.device("meta")
 MIXED = "Expected all tensors to be on the same device, but found at least two devices, {} and cpu!"
+GENERATOR = "Expected a '{}' device type for generator but found 'cpu'"
 
 
 class Elsewhere(torch.Tensor):
@@ -96,9 +100,10 @@ def _run(func, args, kwargs):
     wanted = kwargs.get("device")
     there = wanted is not None and torch.device(wanted) == OTHER  # a factory asked for OTHER
     if elsewhere and func is not torch.ops.aten._to_copy.default:
-        mixed = [x for x in flat if _plain_cpu(x) and x.dim() > 0]
-        if mixed:
+        if any(_plain_cpu(x) and x.dim() > 0 for x in flat):
             raise RuntimeError(MIXED.format(OTHER))
+        if any(isinstance(x, torch.Generator) for x in flat):
+            raise RuntimeError(GENERATOR.format(OTHER.type))
     if there:
         kwargs = {**kwargs, "device": torch.device("cpu")}
     out = func(*tree_map(_cpu, args), **tree_map(_cpu, kwargs))
@@ -125,10 +130,24 @@ class _Factories(TorchDispatchMode):
         return _run(func, args, kwargs or {})
 
 
+class _Data(TorchFunctionMode):
+    """``torch.tensor`` and ``torch.as_tensor`` asked for ``OTHER`` copy their data there (torch
+    would make a ``meta`` tensor without numbers, below the dispatcher that :class:`_Factories`
+    sees)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        wanted = kwargs.get("device")
+        if func in (torch.tensor, torch.as_tensor) and wanted is not None:
+            if torch.device(wanted) == OTHER:
+                return Elsewhere(func(*args, **{**kwargs, "device": torch.device("cpu")}))
+        return func(*args, **kwargs)
+
+
 @contextlib.contextmanager
 def on_other_device() -> Iterator[None]:
     """Within: factories asked for ``OTHER`` make tensors that hold numbers."""
-    with _Factories():
+    with _Data(), _Factories():
         yield
 
 

@@ -10,21 +10,61 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import nbformat
 import pytest
 import torch
+from torch.utils._pytree import tree_map
 
 import checks.inputs
-import checks.race
-from checks import setting
+import checks.races
+from checks import session, setting
+from checks.authoring.variants import build
 from checks.inputs import device_named
-from checks.race import Race, race, shipped
+from checks.paths import SOLUTIONS
+from checks.races import Race, race, shipped
+from checks.variants import Makemore, Transformer
 from tests import makemore
 from tests.cascade import Walk
 from tests.corpus_answers import CORPUS, LAST
 from tests.fast_steps import autograd_step, fused_step
+from tests.inprocess import run_cells, split_at
 from tests.otherdevice import OTHER, on_other_device, to_other
 
 NB03 = "03-makemore-backprop"
+INIT03 = "def init_network"
+# each solution, and variants of 03 and 05 with other maths: the notebook, where its training
+# begins, the name of the network it trains, and what it keeps of its evaluation on the data sets
+# (04 prints its losses and keeps none, nor do the variants without batch norm)
+TRAINING = {
+    NB03: (NB03, INIT03, "net", ("bn_mean", "bn_var")),
+    "04": ("04-mlp-language-model", "train_batch, lr_max", "model", ()),
+    "05": ("05-transformer-backprop", "train_names, lr_max", "hand", ("rows",)),
+    "03 layernorm, relu, label smoothing": (
+        Makemore(norm="layernorm", activation="relu", loss="label-smoothing", smoothing=0.1),
+        INIT03,
+        "net",
+        (),
+    ),
+    "03 rmsnorm, gelu": (
+        Makemore(norm="rmsnorm", activation="gelu"),
+        INIT03,
+        "net",
+        (),
+    ),
+    "03 no norm, sigmoid": (
+        Makemore(norm="none", activation="sigmoid"),
+        INIT03,
+        "net",
+        (),
+    ),
+    "05 rmsnorm, silu, label smoothing": (
+        Transformer(norm="rmsnorm", activation="silu", loss="label-smoothing", smoothing=0.05),
+        "train_names, lr_max",
+        "hand",
+        ("rows",),
+    ),
+}
+SMALL = 1000  # examples (names in 05) of each data set that a training test keeps
 
 
 def test_the_device_is_the_cpu_unless_set(monkeypatch):
@@ -169,15 +209,63 @@ def test_the_solutions_rows_are_those_of_the_same_kind_of_device(data, tmp_path)
     made = race(fused_step, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
     old = {k: v for k, v in made.json().items() if k != "device"}
     (tmp_path / "03.json").write_text(json.dumps({"races": [old]}))
-    checks.race._shipped.cache_clear()
+    checks.races._shipped.cache_clear()
     try:
         assert shipped(32, made.net, tmp_path).laps == made.laps
         assert shipped(32, made.net, tmp_path, device="cpu") is not None
         assert shipped(32, made.net, tmp_path, device="cuda:0") is None
         gpu = {**made.json(), "device": "cuda:0"}
         (tmp_path / "03.json").write_text(json.dumps({"races": [gpu]}))
-        checks.race._shipped.cache_clear()
+        checks.races._shipped.cache_clear()
         assert shipped(32, made.net, tmp_path, device="cuda:1").device == "cuda:0"
         assert shipped(32, made.net, tmp_path, device="cpu") is None
     finally:
-        checks.race._shipped.cache_clear()
+        checks.races._shipped.cache_clear()
+
+
+@pytest.mark.parametrize("case", TRAINING)
+def test_a_solution_trains_on_another_device_as_it_trains_on_the_cpu(case, monkeypatch):
+    """From its training on, a solution run with ``WORKBOOK_DEVICE`` set to the other device keeps
+    its network there and does what it does on the CPU: the same losses, the same checks passed,
+    the same names sampled, the same losses on the data sets, and its race run there."""
+    which, start, network, evaluated = TRAINING[case]
+    if isinstance(which, str):
+        nb = nbformat.read(SOLUTIONS / f"{which}.ipynb", as_version=4)
+    else:
+        nb = build.solution(which, seed=1)
+    monkeypatch.setitem(checks.inputs.DEVICES, OTHER.type, lambda: True)
+    monkeypatch.setenv("WORKBOOK_STEPS", "20")
+    before, training = split_at(nb, start)
+    ready, _ = run_cells(before)
+    for name in ("Xtr", "Ytr", "Xdev", "Ydev", "Xte", "Yte"):  # a quick evaluation
+        ready[name] = ready[name][:SMALL]
+    here, said_here = run_cells(training, namespace=ready)
+    monkeypatch.setenv("WORKBOOK_DEVICE", OTHER.type)
+    with on_other_device():
+        there, said_there = run_cells(training, namespace=ready)
+        names = _sampled(there, network)
+    raced = session.last_race()
+    assert here["device"] == torch.device("cpu") and there["device"] == OTHER
+    net = there[network]
+    assert all(p.device == OTHER for p in (net.values() if isinstance(net, dict) else net))
+    losses = sorted(name for name in here if name.startswith("lossi"))
+    assert losses and [here[k] for k in losses] == [there[k] for k in losses]
+    assert len(here[losses[0]]) == 20
+    assert [(r.name, r.ok) for r in said_there] == [(r.name, r.ok) for r in said_here]
+    assert all(r.ok for r in said_here)
+    assert names == _sampled(here, network)
+    assert [_numbers(here[k]) for k in evaluated] == [_numbers(there[k]) for k in evaluated]
+    assert raced is None if "race(" not in str(training.cells) else raced.device == str(OTHER)
+
+
+def _sampled(namespace: dict, network: str) -> list[str] | None:
+    """Five names made up by the trained network, where the notebook makes up names."""
+    if "make_name" not in namespace:
+        return None
+    generator = torch.Generator().manual_seed(1)
+    return [namespace["make_name"](namespace[network], generator) for _ in range(5)]
+
+
+def _numbers(x):
+    """``x`` with its tensors as lists of numbers."""
+    return tree_map(lambda t: t.cpu().tolist() if isinstance(t, torch.Tensor) else t, x)

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from checks.race import race
+from checks.races import race
 from tests import makemore
 from tests.fast_gpt import fast_gpt
 from tests.fast_steps import autograd_step, fused_step

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 import checks
-from checks import Result, cmp, load_names, require, split_dataset, training
+from checks import Result, cmp, load_names, require, setting, split_dataset, training
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 2147483647  # the notebooks' default WORKBOOK_SEED
@@ -39,7 +39,7 @@ NET03 = ["C", "W1", "b1", "W2", "b2", "bngain", "bnbias"]  # the order of init_n
 # Where the definitions live: {cell id: names defined at the top level of that cell}.
 CELLS03 = {
     "11239787": ["n_embd"],
-    "9a32e5f2": ["init_network"],
+    "9a32e5f2": ["init_network", "device"],
     "74946a71": ["step"],
     "45daafe2": ["train"],
 }
@@ -53,7 +53,7 @@ CELLS04 = {
     "f8d4ba9a": ["embed_backward"],
     "f2182ee4": ["mlp_forward", "mlp_backward"],
     "f6dafb09": ["adamw"],
-    "6ee67f58": ["train_batch", "lr_max", "lr_min", "weight_decay", "train"],
+    "6ee67f58": ["device", "train_batch", "lr_max", "lr_min", "weight_decay", "train"],
 }
 
 
@@ -128,6 +128,7 @@ def namespace(notebook: str, cells: dict[str, list[str]], data: Data) -> dict:
         math=math,
         training=training,
         require=require,
+        setting=setting,
         seed=SEED,
         Xtr=data.Xtr,
         Ytr=data.Ytr,

@@ -21,6 +21,7 @@ try:
 except ImportError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
+import checks
 import checks.start
 from checks.authoring.student import install_cell
 from checks.hints import HINTS
@@ -119,6 +120,21 @@ def test_learner_modules_import_without_the_grading_tools():
         subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     )
     assert GRADE_ONLY <= package_modules()
+
+
+def test_a_public_name_is_the_same_whichever_module_was_imported_first():
+    """``from checks import X`` gives the function ``X`` even after ``checks.<its module>`` was
+    imported: no public name is also a submodule's (importing ``checks.race`` once bound the
+    module in place of ``race()``, and a notebook's race cell called a module)."""
+    submodules = {p.stem for p in (PACKAGE).iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert not submodules & set(checks.__all__)
+    script = "import importlib, checks\n" + "".join(
+        f"importlib.import_module({module!r}); from checks import {name}; "
+        f"assert not isinstance({name}, type(checks)), {name!r}\n"
+        for name, module in checks._WHERE.items()
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_extras_split_by_who_installs_them():

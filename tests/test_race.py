@@ -1,4 +1,4 @@
-"""checks.race: steps side by side on the same minibatches, a wrong one never timed."""
+"""checks.races: steps side by side on the same minibatches, a wrong one never timed."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-import checks.race
+import checks.races
 from checks import NotWritten
-from checks.race import Lap, Race, race
+from checks.races import Lap, Race, race
 from tests import makemore
 from tests.fast_steps import autograd_step, fused_step
 
@@ -221,7 +221,7 @@ def test_the_solutions_rows_are_those_shipped_for_the_same_network_and_batch(
     made = race(fused_step, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
     (tmp_path / "03-makemore-backprop.json").write_text(json.dumps({"races": [made.json()]}))
     (tmp_path / "broken.json").write_text("{")  # a file that cannot be read gives no race
-    monkeypatch.setattr(checks.race, "COSTS", tmp_path)
+    monkeypatch.setattr(checks.races, "COSTS", tmp_path)
     mine = race(step_roundabout, autograd=autograd_step, net=net, X=X, Y=Y, blocks=1, per_block=2)
     assert mine.solution is not None and mine.solution.laps == made.laps
     name, cells, note = mine.rows()[-1]

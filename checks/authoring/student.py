@@ -23,7 +23,7 @@ The first code cell of every notebook, solutions included, is :func:`install_cel
 the workbook from :data:`checks.paths.INSTALL_SOURCE` where ``checks`` is missing (``--source``
 with ``--out``: an instructor's own wheel or repository). The ladders are written to
 ``checks/hints/<notebook>.json``, and what the solution's steps cost, from the races its executed
-cells show (:func:`checks.race.race`), to ``checks/hints/costs/<notebook>.json``. Outputs and
+cells show (:func:`checks.races.race`), to ``checks/hints/costs/<notebook>.json``. Outputs and
 execution counts are cleared.
  With ``--check`` nothing is written: it exits 1 when a committed student copy or
 ladder differs from what would be generated.

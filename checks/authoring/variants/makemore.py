@@ -441,8 +441,8 @@ def evaluate_cell(doc: str, gain: str, forward: str) -> str:
         f"    C, W1, b1, W2, b2{gain} = net\n"
         f"{forward}"
         "    return torch.tanh(hpreact) @ W2 + b2\n\n\n"
-        'print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr).item():.4f}")\n'
-        'print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev).item():.4f}")'
+        'print(f"train {F.cross_entropy(logits_of(net, Xtr), Ytr.to(device)).item():.4f}")\n'
+        'print(f"val   {F.cross_entropy(logits_of(net, Xdev), Ydev.to(device)).item():.4f}")'
     )
 
 

@@ -439,9 +439,9 @@ dlogits = dlogits * (Yb >= 0).unsqueeze(-1) / n_targets
 cmp('logits', dlogits, logits)"""
 
 PLAIN_NATS = (
-    "gpt_loss(gpt_forward(params, X[i:i + 2048])[0], Y[i:i + 2048])",
-    "F.cross_entropy(gpt_forward(params, X[i:i + 2048])[0].reshape(-1, vocab_size), "
-    "Y[i:i + 2048].reshape(-1), ignore_index=-1)",
+    "gpt_loss(gpt_forward(params, Xc)[0], Yc)",
+    "F.cross_entropy(gpt_forward(params, Xc)[0].reshape(-1, vocab_size), Yc.reshape(-1), "
+    "ignore_index=-1)",
 )
 
 
