@@ -13,7 +13,7 @@ real numbers. Inside :func:`on_other_device`:
 - ``.cpu()``/``.to("cpu")`` give an ordinary CPU tensor, ``.to(OTHER)`` moves one back;
 - an index of lists, ranges or CPU tensors works, as on CUDA;
 - ``.numpy()`` fails as on CUDA, and so does a CPU generator drawing for it
-  (``torch.multinomial(probs, 1, generator=g)``).
+  (``torch.multinomial(probs, 1, generator=g)``, ``torch.randn(3, generator=g, device=OTHER)``).
 
 So code that works here on ``OTHER`` makes no CPU tensor where the data's device is wanted, and
 moves data to the CPU before it reads it as numbers.
@@ -102,8 +102,8 @@ def _run(func, args, kwargs):
     if elsewhere and func is not torch.ops.aten._to_copy.default:
         if any(_plain_cpu(x) and x.dim() > 0 for x in flat):
             raise RuntimeError(MIXED.format(OTHER))
-        if any(isinstance(x, torch.Generator) for x in flat):
-            raise RuntimeError(GENERATOR.format(OTHER.type))
+    if (elsewhere or there) and any(isinstance(x, torch.Generator) for x in flat):
+        raise RuntimeError(GENERATOR.format(OTHER.type))
     if there:
         kwargs = {**kwargs, "device": torch.device("cpu")}
     out = func(*tree_map(_cpu, args), **tree_map(_cpu, kwargs))
