@@ -142,6 +142,22 @@ def shown_races(cells: list) -> list[dict]:
 _OWN_CHECKS: dict[str, list[str]] = {}
 
 
+# the notebooks this kernel works on a variant of with other maths than the lecture's
+# (checks.variants.variant): the solution's steps the package ships are the lecture network's
+_OTHER_MATHS: set[str] = set()
+
+
+def other_maths(notebook: str, differ: bool) -> None:
+    """Say whether this kernel's variant of ``notebook`` computes other maths than the lecture's."""
+    (_OTHER_MATHS.add if differ else _OTHER_MATHS.discard)(notebook)
+
+
+def lectures_maths() -> bool:
+    """Whether this kernel computes the lecture's maths (no variant of other maths told): the
+    solution's steps that the package ships are then this kernel's solution's too."""
+    return not _OTHER_MATHS
+
+
 def own_checks(notebook: str, names: list[str] | None) -> None:
     """Make ``names`` ``notebook``'s checks in this kernel (None: the notebook's own again)."""
     if names is None:

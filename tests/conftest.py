@@ -34,13 +34,17 @@ class Graded:
 
 @pytest.fixture(autouse=True)
 def _no_variant_in_the_process() -> Iterator[None]:
-    """Each test ends as a fresh kernel starts, with no variant's list of checks or hint ladders:
+    """Each test ends as a fresh kernel starts, with no variant's checks, maths or hint ladders:
     a variant's notebook run in the test's process (``tests.inprocess``) makes them its notebook's,
     and a later test in that process read them as the lecture's (its checks, or the notebook it
     took to be open for ``hint()``)."""
     yield
     session, hints = sys.modules.get("checks.session"), sys.modules.get("checks.hints")
-    for kept in (session and session._OWN_CHECKS, hints and hints._OWN):
+    for kept in (
+        session and session._OWN_CHECKS,
+        session and session._OTHER_MATHS,
+        hints and hints._OWN,
+    ):
         if kept:
             kept.clear()
 

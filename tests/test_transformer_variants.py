@@ -5,7 +5,9 @@ choices generated."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import itertools
 import json
 import re
@@ -182,16 +184,31 @@ def test_the_lectures_answer_or_a_slip_fails_where_the_variant_differs(v, answer
     ],
 )
 def test_the_fast_exercise_is_kept_only_for_the_lectures_maths(changes, kept):
-    """Exercise 4's fast passes are the lecture network's: a variant of other maths leaves the
-    exercise out whole, a wider one keeps it, and its fast passes give its gpt_backward's
-    gradients at its width and heads."""
+    """Exercise 4's fast passes are the lecture network's: a variant of other maths leaves them
+    out and races the learner's step against autograd's (through its own gpt_forward), without
+    the lecture solution's rows; a wider one keeps the exercise, and its fast passes give its
+    gpt_backward's gradients at its width and heads."""
     v = dataclasses.replace(Transformer(), **changes)
     nb = build.solution(v, seed=1)
     texts = [c.source for c in nb.cells]
     anchors = ("**Exercise 4**", "make it fast", "def gpt_forward_fast(", "def gpt_backward_fast(")
-    for anchor in (*anchors, "race(step_fast"):
+    for anchor in (*anchors, "race(step_fast, step,"):
         assert any(anchor in t for t in texts) == kept, anchor
+    for anchor in ("### What your step costs", "race(step, autograd=step_autograd,"):
+        assert any(anchor in t for t in texts) != kept, anchor
     assert any("def gpt_backward_fast(" in c.source for c in build.student(v, seed=1).cells) == kept
+    if not kept:  # the race of its step, each gradient checked against autograd's
+        cut = next(i for i, c in enumerate(nb.cells) if TRAINING in c.source)
+        raced = next(c for c in nb.cells if "race(step, autograd=" in c.source)
+        nb.cells = nb.cells[:cut]
+        ns, _ = run_cells(nb, keep=DATA)
+        ns.update(device=ns["torch"].device("cpu"), train_names=8)  # the training cell's
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(raced.source, ns)
+        laps = [(lap.name, lap.problem) for lap in session.last_race().laps]
+        assert laps == [("autograd", None), ("step", None)]
+        assert session.last_race().solution is None  # the lecture solution's: another network
+        return
     if kept:
         cut = next(i for i, c in enumerate(nb.cells) if TRAINING in c.source)
         fast = [

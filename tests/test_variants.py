@@ -262,29 +262,44 @@ def test_a_variants_student_copy_and_ladders_come_from_its_solution():
     ],
 )
 def test_the_fast_step_exercise_is_kept_only_for_the_lectures_maths(changes, kept):
-    """Exercise 5's autograd and fast steps are the lecture network's: a variant of other maths
-    leaves the exercise out whole (no stray heading or race cell); a resized one keeps it, and
-    its fast step gives its autograd step's gradients at its sizes."""
+    """Exercise 5's fast step is the lecture network's: a variant of other maths leaves it out
+    (no stray heading) and races the learner's step against an autograd step made from its own
+    forward pass, without the lecture solution's rows; a resized one keeps the exercise, and its
+    fast step gives its autograd step's gradients at its sizes."""
     v = replace(Makemore(), **changes)
     nb = build.solution(v, seed=1)
     texts = [c.source for c in nb.cells]
-    for anchor in ("Exercise 5", "def step_autograd(", "def step_fast(", "race(step_fast"):
-        assert any(anchor in t for t in texts) == kept, anchor
+    present = {
+        "Exercise 5": kept,
+        "def step_fast(": kept,
+        "race(step_fast, step, autograd=step_autograd,": kept,
+        "### What your step costs": not kept,
+        "race(step, autograd=step_autograd,": not kept,
+        "def step_autograd(": True,
+    }
+    for anchor, there in present.items():
+        assert any(anchor in t for t in texts) == there, anchor
     student = build.student(v, seed=1)
     assert any("def step_fast(" in c.source for c in student.cells) == kept
-    if kept:
-        ns, _ = _run(nb)
-        steps = [t for t in texts if t.startswith(("def step_autograd(", "def step_fast("))]
-        assert len(steps) == 2
-        for text in steps:  # step_autograd and step_fast, defined where the network is
-            exec(text, ns)
-        net = [p.detach().requires_grad_() for p in ns["net"]]
-        loss, expected = ns["step_autograd"](net, ns["Xtr"][:32], ns["Ytr"][:32])
-        with torch.no_grad():
-            loss_fast, grads = ns["step_fast"](net, ns["Xtr"][:32], ns["Ytr"][:32])
-        assert torch.allclose(loss, loss_fast, atol=1e-6)
-        for g, e in zip(grads, expected, strict=True):
-            assert g.shape == e.shape and torch.allclose(g, e, rtol=1e-4, atol=1e-6)
+    if not kept:  # the race of its step, each gradient checked against its autograd step's
+        _run(nb, whole=True)
+        raced = session.last_race()
+        laps = [(lap.name, lap.problem) for lap in raced.laps]
+        assert laps == [("autograd", None), ("step", None)]
+        assert raced.solution is None  # the lecture solution's steps are another network's
+        return
+    ns, _ = _run(nb)
+    steps = [t for t in texts if t.startswith(("def step_autograd(", "def step_fast("))]
+    assert len(steps) == 2
+    for text in steps:  # step_autograd and step_fast, defined where the network is
+        exec(text, ns)
+    net = [p.detach().requires_grad_() for p in ns["net"]]
+    loss, expected = ns["step_autograd"](net, ns["Xtr"][:32], ns["Ytr"][:32])
+    with torch.no_grad():
+        loss_fast, grads = ns["step_fast"](net, ns["Xtr"][:32], ns["Ytr"][:32])
+    assert torch.allclose(loss, loss_fast, atol=1e-6)
+    for g, e in zip(grads, expected, strict=True):
+        assert g.shape == e.shape and torch.allclose(g, e, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.slow

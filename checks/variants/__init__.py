@@ -185,13 +185,15 @@ def ladders(v: Variant) -> dict:
 def variant(notebook: str = makemore.STEM, /, **choices) -> Variant:
     """Say that this kernel works on a variant of ``notebook`` (notebook 03 unless named; a
     variant's notebook calls it in its imports cell): ``hint()`` gives that variant's ladders from
-    now on, and ``summary()`` lists its checks."""
+    now on, ``summary()`` lists its checks, and ``race()`` compares no step with the lecture
+    solution's where the variant's maths are not the lecture's."""
     from checks import hints, session
 
     kind = kind_of(notebook)
     v = kind_choices(kind, choices)
     session.own_checks(kind.STEM, None)
     session.own_checks(kind.STEM, kind.variant_checks(v, session.expected_checks(kind.STEM)))
+    session.other_maths(kind.STEM, v.answers_differ)
     try:
         hints.offer_own(kind.STEM, ladders(v))
     except OSError:  # no ladders here (a grading run's sandbox hides them): no hints to give

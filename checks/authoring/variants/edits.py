@@ -123,3 +123,10 @@ def race_said(exercise: int) -> str:
         "against autograd's, the tensor operations\nit makes and the memory they allocate, beside "
         "the solution's, and the biggest saving it has left."
     )
+
+
+# the last summary's sentence on the race of a variant without its notebook's fast exercise
+COST_SAID = (
+    "\nAfter the `race()` of your step, what it costs as well: its time against autograd's, the "
+    "tensor operations it makes\nand the memory they allocate."
+)

@@ -324,17 +324,46 @@ def lecture_numbers() -> Iterator[Edit]:
     )
 
 
-# the cells of exercise 5 (optional), taken out of a variant whose answers differ: its autograd step
-# and its fast step are the lecture network's own
-FAST_EXERCISE = (
-    "# Exercise 5: make it fast (optional)",
-    "def step_autograd(net, Xb, Yb):",
-    "def step_fast(net, Xb, Yb):",
-    "race(step_fast, step, autograd=step_autograd,",
+# exercise 5 (optional), in a variant whose answers differ: its fast step is the lecture network's
+# own, so it goes, and the race keeps the learner's step against autograd's, whose forward pass is
+# made from the variant's step once the other edits are made (its cell holds AUTOGRAD until then)
+RACE_SAID = edits.race_said(5)  # the last summary's, on the race
+COST_SAID = edits.COST_SAID  # and what a variant says instead
+AUTOGRAD = "# step_autograd: the variant's forward pass, made from its step"
+COST_INTRO = """### What your step costs
+
+Not graded. `race()` below times your training step, `step`, against the same forward pass differentiated by
+`loss.backward()`, on the same minibatches, after checking that their gradients agree, and counts the tensor
+operations each makes and the memory they allocate. (The lecture's notebook has an exercise here that makes the step
+fast; its fast step is the lecture network's own, so this variant has none.)"""
+AUTOGRAD_HEAD = (
+    "def step_autograd(net, Xb, Yb):\n"
+    "    '''The forward pass of `step`, differentiated by `loss.backward()`: the time to beat.'''\n"
+)
+AUTOGRAD_TAIL = (
+    "    for p in net:\n"
+    "        p.grad = None\n"
+    "    loss.backward()\n"
+    "    return loss, [p.grad for p in net]"
 )
 
 
-RACE_SAID = edits.race_said(5)  # the last summary's, on the race
+def cost_only() -> list[Edit]:
+    """Exercise 5 without its fast step: the race of the learner's step against autograd's."""
+    return [
+        Swap("def step_autograd(net, Xb, Yb):", AUTOGRAD),
+        Drop("def step_fast(net, Xb, Yb):"),
+        Swap("# Exercise 5: make it fast (optional)", COST_INTRO),
+        Sub(RACE_SAID, COST_SAID),
+        Sub("race(step_fast, step, autograd=step_autograd,", "race(step, autograd=step_autograd,"),
+    ]
+
+
+def autograd_step(step: str) -> str:
+    """The cell of ``step_autograd``: the forward pass of ``step`` (its cell's text, a variant's),
+    differentiated by ``loss.backward()``."""
+    forward = step.split("    # backward, by hand\n", 1)[0].split("\n", 2)[2]  # no def, docstring
+    return AUTOGRAD_HEAD + forward + AUTOGRAD_TAIL
 
 
 IMPORTS = (
@@ -348,7 +377,7 @@ def edits(v: Makemore, lecture: list[str]) -> list[Edit]:
     if v == Makemore():
         return []
     # first: its steps repeat the forward pass that the other edits change
-    out: list[Edit] = [*map(Drop, FAST_EXERCISE), Sub(RACE_SAID, "")] if v.answers_differ else []
+    out: list[Edit] = cost_only() if v.answers_differ else []
     out += announced(v, IMPORTS)
     if v.norm == "batchnorm-biased":
         out += biased_variance()
@@ -911,5 +940,9 @@ def no_norm(lecture: list[str]) -> Iterator[Edit]:
 def sources(v: Makemore, lecture: list[str]) -> list[str | None]:
     """The text of each cell of ``v``'s solution, from the lecture's (``lecture``; None: a cell
     ``v`` takes out)."""
-    edited = reordered(apply(lecture, edits(v, lecture)), GROUPS, v.order)
+    edited = apply(lecture, edits(v, lecture))
+    if AUTOGRAD in edited:
+        step = next(t for t in edited if t is not None and t.startswith("def step("))
+        edited[edited.index(AUTOGRAD)] = autograd_step(step)
+    edited = reordered(edited, GROUPS, v.order)
     return resized_cells([renamed(text, v.norm) for text in edited], v)

@@ -540,19 +540,44 @@ LLM_C_OTHER = (
 )
 
 
-# the cells of exercise 4 (optional), taken out of a variant whose answers differ: its fast forward
-# and backward passes are the lecture network's own
+# exercise 4 (optional), in a variant whose answers differ: its fast forward and backward passes
+# are the lecture network's own, so they go, and the race keeps the learner's step against
+# autograd's (whose forward pass is the variant's gpt_forward), without the solution's rows
 FAST_LISTED = (
     "4. **Exercise 4** (optional, not graded): a fast backward pass, `gpt_backward_fast`, timed "
     "against autograd's.\n"
 )
-RACE_SAID = edits.race_said(4)  # the last summary's, on the race
-FAST_EXERCISE = (
-    "# Exercise 4: make it fast (optional)",
-    "def gpt_forward_fast(p, X):",
-    "def gpt_backward_fast(p, X, Y, logits, cache):",
-    "race(step_fast, step, autograd=step_autograd,",
+COST_LISTED = (
+    "4. What your step costs (not graded): your `gpt_backward`'s step timed against autograd's.\n"
 )
+RACE_SAID = edits.race_said(4)  # the last summary's, on the race
+COST_SAID = edits.COST_SAID  # and what a variant says instead
+FAST_CELLS = ("def gpt_forward_fast(p, X):", "def gpt_backward_fast(p, X, Y, logits, cache):")
+COST_INTRO = """### What your step costs
+
+Not graded. `race()` below times your training step, `gpt_forward` and your `gpt_backward`, against autograd's on
+the same minibatches, after checking that their gradients agree, and counts the tensor operations each makes and the
+memory they allocate. (The lecture's notebook has an exercise here that makes the backward pass fast; its fast passes
+are the lecture network's own, so this variant has none.)"""
+STEP_FAST = '''
+
+def step_fast(p, Xb, Yb):
+    """gpt_forward_fast and your gpt_backward_fast."""
+    logits, cache = gpt_forward_fast(p, Xb)
+    return gpt_loss(logits, Yb), gpt_backward_fast(p, Xb, Yb, logits, cache)
+'''
+
+
+def cost_only() -> list[Edit]:
+    """Exercise 4 without its fast passes: the race of the learner's step against autograd's."""
+    return [
+        Sub(FAST_LISTED, COST_LISTED),
+        Sub(RACE_SAID, COST_SAID),
+        Swap("# Exercise 4: make it fast (optional)", COST_INTRO),
+        *map(Drop, FAST_CELLS),
+        Sub(STEP_FAST, ""),
+        Sub("race(step_fast, step, autograd=step_autograd,", "race(step, autograd=step_autograd,"),
+    ]
 
 
 def edits(v: Transformer) -> list[Edit]:
@@ -560,9 +585,8 @@ def edits(v: Transformer) -> list[Edit]:
     them)."""
     if v == Transformer():
         return []
-    # first: its steps repeat the forward pass that the other edits change
-    fast = [Sub(FAST_LISTED, ""), Sub(RACE_SAID, ""), *map(Drop, FAST_EXERCISE)]
-    out: list[Edit] = fast if v.answers_differ else []
+    # first: the fast passes repeat the forward pass that the other edits change
+    out: list[Edit] = cost_only() if v.answers_differ else []
     out += announced(v, IMPORTS, STEM)
     if v.norm == "rmsnorm" or v.function != "gelu":  # llm.c's own names are not renamed
         out.append(Sub(LLM_C, LLM_C_OTHER))
