@@ -87,6 +87,7 @@ from measure import (  # noqa: E402  (bench/measure.py, beside this script)
     op_breakdown,
     percentile,
     run_case,
+    side_by_side,
 )
 
 from checks import load_names, require, split_dataset  # noqa: E402
@@ -369,16 +370,12 @@ def gradients_table(results: list[tuple[int, int, dict]], device) -> str:
 
 def ratios_side_by_side(by_device: dict) -> str:
     """The ratios to autograd of the gradients alone, a column per device."""
-    devices = list(by_device)
-    lines = [f"{'batch':>5s} {'gradients by':16s}" + "".join(f"{str(d):>12s}" for d in devices)]
-    for k, (batch, _, r) in enumerate(by_device[devices[0]]):
-        for name in r["seconds"]:
-            ratios = [by_device[d][k][2]["seconds"] for d in devices]
-            lines.append(
-                f"{batch:5d} {name:16s}"
-                + "".join(f"{x[name] / x['autograd']:11.2f}x" for x in ratios)
-            )
-    return "\n".join(lines)
+    ratios: dict[str, dict] = {}
+    for device, results in by_device.items():
+        for batch, _, r in results:
+            for name, sec in r["seconds"].items():
+                ratios.setdefault(f"{batch:5d} {name}", {})[device] = sec / r["seconds"]["autograd"]
+    return side_by_side("batch gradients by", ratios)
 
 
 def where_the_notebook_step_loses(reps: int) -> str:

@@ -83,6 +83,7 @@ from measure import (  # noqa: E402  (bench/measure.py)
     header,
     op_breakdown,
     percentile,
+    side_by_side,
 )
 
 from checks import load_names, require, setting, split_dataset  # noqa: E402
@@ -388,13 +389,12 @@ def main() -> None:
         )
         print(step_table(times, ops[device]))
         base = percentile(times["autograd"], 50)
-        ratios[device] = {name: percentile(ts, 50) / base for name, ts in times.items()}
+        for name, ts in times.items():
+            ratios.setdefault(name, {})[device] = percentile(ts, 50) / base
     if len(devices) > 1:
         print()
         print("the ratios side by side (median / autograd's median on the same device):")
-        print(f"{'variant':11s}" + "".join(f"{str(d):>12s}" for d in devices))
-        for name in VARIANTS:
-            print(f"{name:11s}" + "".join(f"{ratios[d][name]:11.2f}x" for d in devices))
+        print(side_by_side("variant", ratios))
     print()
     print(f"operators per step, every variant, on {devices[0]} (TorchDispatchMode):")
     by_phase = ops[devices[0]]

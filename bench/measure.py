@@ -87,6 +87,17 @@ def devices_line(devices: list[torch.device]) -> str:
     return f"devices:  {'; '.join(names)}"
 
 
+def side_by_side(label: str, ratios: dict[str, dict[torch.device, float]]) -> str:
+    """Ratios to autograd, a line per step (``ratios``' keys, under ``label``) and a column per
+    device."""
+    devices = list(next(iter(ratios.values())))
+    width = max(len(label), *map(len, ratios))
+    lines = [f"{label:{width}s}" + "".join(f"{str(d):>12s}" for d in devices)]
+    for name, by_device in ratios.items():
+        lines.append(f"{name:{width}s}" + "".join(f"{by_device[d]:11.2f}x" for d in devices))
+    return "\n".join(lines)
+
+
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"{device} ({torch.cuda.get_device_name(device)})"
