@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROC = Path("/proc")
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+BUSY = 0.1  # CPU seconds: a process that used less is left out of its kind's median
+OTHERS = ("other Python processes", "other programs")  # their costliest commands are listed
 
 # (kind, words of which one must be in the command line): the first kind that matches
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -59,6 +61,7 @@ class Seen:
 
     kinds: dict[tuple[int, int], str] = field(default_factory=dict)
     cpu: dict[tuple[int, int], float] = field(default_factory=dict)
+    commands: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def look(self, since: int) -> None:
         """Read every process that started at or after tick ``since`` once more."""
@@ -75,16 +78,30 @@ class Seen:
                 continue
             key = (int(entry.name), start)
             if key not in self.kinds:
-                self.kinds[key] = kind_of(_command(entry.name))
+                self.commands[key] = _command(entry.name)
+                self.kinds[key] = kind_of(self.commands[key])
             self.cpu[key] = (int(fields[11]) + int(fields[12])) / TICKS
 
     def table(self) -> list[tuple[str, int, float, float]]:
-        """Per kind: processes, CPU seconds, the median per process; the costliest first."""
+        """Per kind: processes, CPU seconds, the median of those that used more than ``BUSY``
+        (a kernel's forks share its command line); the costliest kind first."""
         by: dict[str, list[float]] = {}
         for key, kind in self.kinds.items():
             by.setdefault(kind, []).append(self.cpu.get(key, 0.0))
-        rows = [(k, len(v), sum(v), statistics.median(v)) for k, v in by.items()]
+        rows = [
+            (k, len(v), sum(v), statistics.median([x for x in v if x > BUSY] or [0.0]))
+            for k, v in by.items()
+        ]
         return sorted(rows, key=lambda r: -r[2])
+
+    def costliest(self, kind: str, n: int = 5) -> list[tuple[float, int, str]]:
+        """The ``n`` costliest command lines of ``kind`` (cut to 100 characters): CPU seconds,
+        processes."""
+        by: dict[str, list[float]] = {}
+        for key, k in self.kinds.items():
+            if k == kind:
+                by.setdefault(self.commands[key][:100], []).append(self.cpu.get(key, 0.0))
+        return sorted(((sum(v), len(v), c) for c, v in by.items()), reverse=True)[:n]
 
 
 def _command(pid: str) -> str:
@@ -92,7 +109,7 @@ def _command(pid: str) -> str:
         raw = (PROC / pid / "cmdline").read_bytes()
     except OSError:
         return ""
-    return raw.replace(b"\0", b" ").decode(errors="replace").strip()
+    return " ".join(raw.decode(errors="replace").split())  # arguments and lines, one space apart
 
 
 def machine_busy() -> float:
@@ -130,6 +147,11 @@ def report(seen: Seen, wall: float, busy: float) -> str:
         f"seen: {total:,.0f} CPU-s; the machine was busy {busy:,.0f} CPU-s in {wall:,.0f} s "
         f"({os.cpu_count()} CPUs)"
     )
+    for kind in OTHERS:
+        lines += [f"{kind}, the costliest:"] + [
+            f"  {cpu:7.1f} CPU-s  {count:4d} x  {command}"
+            for cpu, count, command in seen.costliest(kind)
+        ]
     return "\n".join(lines)
 
 
