@@ -109,7 +109,8 @@ def _command(pid: str) -> str:
         raw = (PROC / pid / "cmdline").read_bytes()
     except OSError:
         return ""
-    return " ".join(raw.decode(errors="replace").split())  # arguments and lines, one space apart
+    # its arguments (NUL-separated) and the lines of a -c program, one space apart
+    return " ".join(raw.replace(b"\0", b" ").decode(errors="replace").split())
 
 
 def machine_busy() -> float:
