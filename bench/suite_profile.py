@@ -57,11 +57,11 @@ def kind_of(command: str) -> str:
 
 @dataclass
 class Seen:
-    """The processes met so far: (pid, start tick) -> kind, and its CPU seconds at the last look."""
+    """The processes met so far, by (pid, start tick): its command line, and its CPU seconds at the
+    last look."""
 
-    kinds: dict[tuple[int, int], str] = field(default_factory=dict)
-    cpu: dict[tuple[int, int], float] = field(default_factory=dict)
     commands: dict[tuple[int, int], str] = field(default_factory=dict)
+    cpu: dict[tuple[int, int], float] = field(default_factory=dict)
 
     def look(self, since: int) -> None:
         """Read every process that started at or after tick ``since`` once more."""
@@ -77,17 +77,16 @@ class Seen:
             if start < since:
                 continue
             key = (int(entry.name), start)
-            if key not in self.kinds:
+            if key not in self.commands:
                 self.commands[key] = _command(entry.name)
-                self.kinds[key] = kind_of(self.commands[key])
             self.cpu[key] = (int(fields[11]) + int(fields[12])) / TICKS
 
     def table(self) -> list[tuple[str, int, float, float]]:
         """Per kind: processes, CPU seconds, the median of those that used more than ``BUSY``
         (a kernel's forks share its command line); the costliest kind first."""
         by: dict[str, list[float]] = {}
-        for key, kind in self.kinds.items():
-            by.setdefault(kind, []).append(self.cpu.get(key, 0.0))
+        for key, command in self.commands.items():
+            by.setdefault(kind_of(command), []).append(self.cpu.get(key, 0.0))
         rows = [
             (k, len(v), sum(v), statistics.median([x for x in v if x > BUSY] or [0.0]))
             for k, v in by.items()
@@ -98,9 +97,9 @@ class Seen:
         """The ``n`` costliest command lines of ``kind`` (cut to 100 characters): CPU seconds,
         processes."""
         by: dict[str, list[float]] = {}
-        for key, k in self.kinds.items():
-            if k == kind:
-                by.setdefault(self.commands[key][:100], []).append(self.cpu.get(key, 0.0))
+        for key, command in self.commands.items():
+            if kind_of(command) == kind:
+                by.setdefault(command[:100], []).append(self.cpu.get(key, 0.0))
         return sorted(((sum(v), len(v), c) for c, v in by.items()), reverse=True)[:n]
 
 
